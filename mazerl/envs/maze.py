@@ -1,0 +1,208 @@
+"""The maze object and exact path algorithms on its grid.
+
+A maze is a `(H, W)` uint8 grid (1 = wall, 0 = open) with a start and a goal cell, given as
+`(row, col)` grid coordinates. Moves are grid steps: UP, DOWN, LEFT, RIGHT = 0, 1, 2, 3.
+Stepping off the grid counts as entering a wall.
+
+`simple_paths` enumerates the simple (no cell twice) start-to-goal paths exactly. It first
+restricts the search to the biconnected blocks that the start-goal path crosses (Tarjan's
+algorithm); cells outside those blocks cannot lie on any simple start-goal path. A perfect
+maze's blocks along the path are all single edges (bridges), so uniqueness is decided in
+O(cells) even on 41x41 grids.
+"""
+
+from collections import deque
+from dataclasses import dataclass, field
+from itertools import pairwise
+
+import numpy as np
+
+UP, DOWN, LEFT, RIGHT = 0, 1, 2, 3
+MOVE_NAMES = ("UP", "DOWN", "LEFT", "RIGHT")
+DELTAS = ((-1, 0), (1, 0), (0, -1), (0, 1))
+
+Cell = tuple[int, int]
+Route = tuple[int, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class Maze:
+    """A maze with its exactly known correct answers.
+
+    Attributes:
+        grid: `(H, W)` uint8, 1 = wall.
+        start, goal: `(row, col)` grid coordinates of open cells.
+        routes: every simple start-to-goal move sequence, sorted by (length, moves); the index
+            is the route id. A perfect (single-solution) maze has exactly one.
+        name: where it came from (generator and seed, or layout name), for display.
+    """
+
+    grid: np.ndarray
+    start: Cell
+    goal: Cell
+    routes: tuple[Route, ...]
+    name: str = ""
+    key: bytes = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        grid = np.ascontiguousarray(self.grid, dtype=np.uint8)
+        grid.setflags(write=False)
+        object.__setattr__(self, "grid", grid)
+        object.__setattr__(self, "start", (int(self.start[0]), int(self.start[1])))
+        object.__setattr__(self, "goal", (int(self.goal[0]), int(self.goal[1])))
+        header = np.array([*grid.shape, *self.start, *self.goal], dtype=np.int32).tobytes()
+        object.__setattr__(self, "key", header + grid.tobytes())
+
+    @property
+    def solution(self) -> Route:
+        """The shortest correct move sequence (the unique one in a perfect maze)."""
+        return self.routes[0]
+
+    @property
+    def shortest_path_length(self) -> int:
+        return len(self.routes[0])
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.grid.shape  # type: ignore[return-value]
+
+    @property
+    def num_open(self) -> int:
+        return int((self.grid == 0).sum())
+
+
+def is_open(grid: np.ndarray, cell: Cell) -> bool:
+    r, c = cell
+    return 0 <= r < grid.shape[0] and 0 <= c < grid.shape[1] and grid[r, c] == 0
+
+
+def neighbours(grid: np.ndarray, cell: Cell) -> list[tuple[int, Cell]]:
+    """Open 4-neighbours of `cell` as `(move, cell)` pairs, in move order."""
+    out = []
+    for move, (dr, dc) in enumerate(DELTAS):
+        nxt = (cell[0] + dr, cell[1] + dc)
+        if is_open(grid, nxt):
+            out.append((move, nxt))
+    return out
+
+
+def bfs_distances(grid: np.ndarray, source: Cell) -> dict[Cell, int]:
+    """Grid-step distance from `source` to every reachable open cell."""
+    dist = {source: 0}
+    queue = deque([source])
+    while queue:
+        cell = queue.popleft()
+        for _, nxt in neighbours(grid, cell):
+            if nxt not in dist:
+                dist[nxt] = dist[cell] + 1
+                queue.append(nxt)
+    return dist
+
+
+def shortest_path(grid: np.ndarray, start: Cell, goal: Cell) -> Route | None:
+    """One shortest start-to-goal move sequence (BFS, moves tried in order), or None."""
+    parent: dict[Cell, tuple[Cell, int] | None] = {start: None}
+    queue = deque([start])
+    while queue:
+        cell = queue.popleft()
+        if cell == goal:
+            moves = []
+            while (link := parent[cell]) is not None:
+                cell, move = link
+                moves.append(move)
+            return tuple(reversed(moves))
+        for move, nxt in neighbours(grid, cell):
+            if nxt not in parent:
+                parent[nxt] = (cell, move)
+                queue.append(nxt)
+    return None
+
+
+def replay(grid: np.ndarray, start: Cell, moves: Route) -> list[Cell]:
+    """Cells visited by `moves` from `start` (inclusive), stopping before any wall."""
+    cells = [start]
+    for move in moves:
+        dr, dc = DELTAS[move]
+        nxt = (cells[-1][0] + dr, cells[-1][1] + dc)
+        if not is_open(grid, nxt):
+            break
+        cells.append(nxt)
+    return cells
+
+
+def _path_blocks(grid: np.ndarray, start: Cell, path_cells: list[Cell]) -> set[frozenset]:
+    """Edges of the biconnected blocks that contain an edge of the given start-goal path.
+
+    Iterative Tarjan over the component of `start`. Every simple start-goal path crosses the
+    same sequence of blocks, so these edges are the only ones any simple path can use.
+    """
+    disc: dict[Cell, int] = {start: 0}
+    low: dict[Cell, int] = {start: 0}
+    edge_stack: list[tuple[Cell, Cell]] = []
+    block_of: dict[frozenset, int] = {}
+    blocks: list[list[frozenset]] = []
+    stack = [(start, None, iter(neighbours(grid, start)))]
+    while stack:
+        v, parent, it = stack[-1]
+        for _, w in it:
+            if w not in disc:
+                disc[w] = low[w] = len(disc)
+                edge_stack.append((v, w))
+                stack.append((w, v, iter(neighbours(grid, w))))
+                break
+            if w != parent and disc[w] < disc[v]:
+                low[v] = min(low[v], disc[w])
+                edge_stack.append((v, w))
+        else:
+            stack.pop()
+            if stack:
+                u = stack[-1][0]
+                low[u] = min(low[u], low[v])
+                if low[v] >= disc[u]:
+                    block = []
+                    while True:
+                        edge = edge_stack.pop()
+                        key = frozenset(edge)
+                        block_of[key] = len(blocks)
+                        block.append(key)
+                        if edge == (u, v):
+                            break
+                    blocks.append(block)
+    on_path = {block_of[frozenset(e)] for e in pairwise(path_cells)}
+    return {edge for b in on_path for edge in blocks[b]}
+
+
+def simple_paths(grid: np.ndarray, start: Cell, goal: Cell, limit: int) -> list[Route]:
+    """Simple start-to-goal move sequences, at most `limit` of them, sorted by (length, moves).
+
+    Exact: when fewer than `limit` are returned, they are all of them. `len(...)` with
+    `limit=2` decides the single-solution property.
+    """
+    first = shortest_path(grid, start, goal)
+    if first is None:
+        return []
+    allowed = _path_blocks(grid, start, replay(grid, start, first))
+    found: list[Route] = []
+    path, moves, visited = [start], [], {start}
+    branches = [iter(neighbours(grid, start))]
+    while branches:
+        for move, nxt in branches[-1]:
+            if nxt in visited or frozenset((path[-1], nxt)) not in allowed:
+                continue
+            if nxt == goal:
+                found.append((*moves, move))
+                if len(found) >= limit:
+                    branches.clear()
+                    break
+                continue
+            path.append(nxt)
+            moves.append(move)
+            visited.add(nxt)
+            branches.append(iter(neighbours(grid, nxt)))
+            break
+        else:
+            branches.pop()
+            visited.discard(path.pop())
+            if moves:
+                moves.pop()
+    return sorted(found, key=lambda r: (len(r), r))

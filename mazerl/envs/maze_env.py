@@ -1,0 +1,131 @@
+"""`mazerl/Maze-v0`: walk from start to goal in a maze with exactly one valid path."""
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from mazerl.envs.maze import DELTAS, Maze, is_open
+from mazerl.envs.render import render_ansi, render_rgb
+from mazerl.envs.spec import MazeSpec
+
+EVENTS = ("move", "goal", "wall", "revisit", "stop")
+MOVE, GOAL, WALL, REVISIT, STOP = range(len(EVENTS))
+
+
+def default_max_steps(maze: Maze, allow_revisits: bool) -> int:
+    """Open cells - 1 (the longest simple path) without revisits; 4x the open cells with."""
+    return 4 * maze.num_open if allow_revisits else maze.num_open - 1
+
+
+class MazeEnv(gym.Env):
+    """Walk a maze from S to G, one grid step per action.
+
+    ## Description
+    A maze is an `(H, W)` grid of walls and open cells (`H = 2*height+1`, `W = 2*width+1`
+    for generated mazes: cells on the odd lines, walls on the even lines). Each reset draws a
+    fresh perfect maze from `generator` using the env's seeded `np_random` (or uses the fixed
+    `layout`), so there is exactly one simple path from start to goal. With
+    `allow_revisits=False` (default) entering a cell twice ends the episode, so the correct
+    answer is unique: the maze's `solution`. The current maze is `env.unwrapped.maze`.
+
+    ## Action Space
+    `Discrete(4)`: 0 UP, 1 DOWN, 2 LEFT, 3 RIGHT (row -1, row +1, col -1, col +1).
+
+    ## Observation Space
+    `Dict` with
+    - `grid`: `Box(0, 1, (3, H, W), uint8)`; channel 0 walls (1 = wall), 1 the start cell,
+      2 the goal cell.
+    - `position`: `MultiDiscrete([H, W])`, the agent's `(row, col)`.
+
+    ## Rewards
+    1 on the step that reaches the goal, else 0.
+
+    ## Episode End
+    Terminated on reaching the goal, on a step into a wall or off the grid (the agent stays
+    put), or on a revisit when `allow_revisits=False` (the agent moves into the cell).
+    Truncated after `max_steps` steps (default: open cells - 1 without revisits, which no
+    episode reaches; 4x the open cells with).
+
+    ## Info
+    `event` (one of "move", "goal", "wall", "revisit"), `steps`, and `route`: on success the id
+    of the simple path taken (its index in `maze.routes`), else -1.
+
+    ## Arguments
+    `size`, `height`, `width`, `generator` (`dfs`, `prim`, `kruskal`, `wilson`),
+    `start_goal` (`corners`, `random`, `farthest`), `layout` (shipped name or file path),
+    `allow_revisits`, `max_steps`, `render_mode` (`"ansi"` or `"rgb_array"`).
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+
+    def __init__(
+        self,
+        size: int = 5,
+        height: int | None = None,
+        width: int | None = None,
+        generator: str = "prim",
+        start_goal: str = "corners",
+        layout: str | None = None,
+        allow_revisits: bool = False,
+        max_steps: int | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        self.maze_spec = MazeSpec(size, height, width, generator, start_goal, layout)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+        self.render_mode = render_mode
+        self.allow_revisits = allow_revisits
+        self.max_steps_arg = max_steps
+        h, w = self.maze_spec.grid_shape
+        self.action_space = spaces.Discrete(4)
+        self.observation_space = spaces.Dict(
+            grid=spaces.Box(0, 1, (3, h, w), np.uint8), position=spaces.MultiDiscrete([h, w])
+        )
+        self.maze: Maze | None = None
+
+    def _obs(self) -> dict[str, np.ndarray]:
+        return {"grid": self._grid.copy(), "position": np.array(self.position, dtype=np.int64)}
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        self.maze = self.maze_spec.sample(self.np_random)
+        self.max_steps = self.max_steps_arg or default_max_steps(self.maze, self.allow_revisits)
+        self._route_ids = {route: i for i, route in enumerate(self.maze.routes)}
+        self._grid = np.zeros((3, *self.maze.shape), dtype=np.uint8)
+        self._grid[0] = self.maze.grid
+        self._grid[(1, *self.maze.start)] = 1
+        self._grid[(2, *self.maze.goal)] = 1
+        self.position = self.maze.start
+        self.path = [self.maze.start]
+        self.moves: list[int] = []
+        return self._obs(), {"event": "move", "steps": 0, "route": -1}
+
+    def step(self, action):
+        assert self.maze is not None, "call reset() before step()"
+        action = int(action)
+        dr, dc = DELTAS[action]
+        nxt = (self.position[0] + dr, self.position[1] + dc)
+        self.moves.append(action)
+        reward, route = 0.0, -1
+        if not is_open(self.maze.grid, nxt):
+            event = WALL
+        else:
+            event = REVISIT if nxt in self.path and not self.allow_revisits else MOVE
+            self.position = nxt
+            self.path.append(nxt)
+            if nxt == self.maze.goal:
+                event, reward = GOAL, 1.0
+                route = self._route_ids.get(tuple(self.moves), -1)
+        terminated = event != MOVE
+        truncated = not terminated and len(self.moves) >= self.max_steps
+        info = {"event": EVENTS[event], "steps": len(self.moves), "route": route}
+        return self._obs(), reward, terminated, truncated, info
+
+    def render(self):
+        if self.maze is None or self.render_mode is None:
+            return None
+        if self.render_mode == "ansi":
+            return render_ansi(self.maze, self.path)
+        return render_rgb(self.maze, [self.path])

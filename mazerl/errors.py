@@ -1,0 +1,44 @@
+"""Errors a user can cause. Entry points print them as one line and exit non-zero."""
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import TypeVar
+
+F = TypeVar("F", bound=Callable)
+
+
+class UserError(Exception):
+    """Base class for errors caused by user input (configs, layout files, paths)."""
+
+
+class ConfigError(UserError, ValueError):
+    """A config value is invalid; the message names the key."""
+
+
+class LayoutError(UserError, ValueError):
+    """A maze layout is invalid; the message starts with `file:line:col:` (`file:` when the
+    problem has no position, line 0)."""
+
+    def __init__(self, source: str, line: int, col: int, problem: str) -> None:
+        self.source, self.line, self.col, self.problem = source, line, col, problem
+        where = f"{source}:{line}:{col}" if line > 0 else source
+        super().__init__(f"{where}: {problem}")
+
+
+class CheckpointError(UserError, ValueError):
+    """A checkpoint path is missing or does not match the policy."""
+
+
+def exit_on_user_error(fn: F) -> F:
+    """Wrap a CLI entry point: a `UserError` becomes `error: <message>` on stderr and exit 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except UserError as e:
+            print(f"error: {e}", file=sys.stderr)
+            sys.exit(2)
+
+    return wrapper  # type: ignore[return-value]

@@ -1,0 +1,129 @@
+"""The Gymnasium env: registration, checker, episodes, rendering."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env, data_equivalence
+
+import mazerl
+from mazerl.envs import generators, layouts
+from mazerl.envs.maze import DOWN, LEFT, RIGHT, UP
+
+
+@pytest.mark.parametrize("generator", generators.GENERATORS.names())
+def test_check_env_every_generator(generator):
+    env = gym.make(mazerl.ENV_ID, generator=generator, size=4, render_mode="rgb_array")
+    check_env(env.unwrapped)
+
+
+@pytest.mark.parametrize("layout", sorted(layouts.shipped_layouts()))
+def test_check_env_every_layout(layout):
+    env = gym.make(mazerl.ENV_ID, layout=layout, render_mode="ansi")
+    check_env(env.unwrapped)
+
+
+def test_rectangular_maze_and_observation():
+    env = gym.make(mazerl.ENV_ID, height=3, width=6, generator="kruskal")
+    obs, info = env.reset(seed=1)
+    assert obs["grid"].shape == (3, 7, 13)
+    maze = env.unwrapped.maze
+    assert (obs["grid"][0] == maze.grid).all()
+    assert obs["grid"][1, maze.start[0], maze.start[1]] == 1
+    assert obs["grid"][2].sum() == 1 and obs["grid"][2][maze.goal] == 1
+    assert tuple(obs["position"]) == maze.start
+    assert info == {"event": "move", "steps": 0, "route": -1}
+
+
+@pytest.mark.parametrize("generator", generators.GENERATORS.names())
+def test_solution_replay_reaches_goal_with_reward_one(generator):
+    env = gym.make(mazerl.ENV_ID, generator=generator, size=6, start_goal="random")
+    for seed in range(5):
+        env.reset(seed=seed)
+        maze = env.unwrapped.maze
+        total = 0.0
+        for i, a in enumerate(maze.solution):
+            _, r, terminated, truncated, info = env.step(a)
+            total += r
+            assert terminated == (i == len(maze.solution) - 1) and not truncated
+        assert total == 1.0 and info["event"] == "goal" and info["route"] == 0
+
+
+def test_wall_revisit_and_truncation():
+    env = gym.make(mazerl.ENV_ID, layout="tiny")  # S at (1,1), path RIGHT RIGHT DOWN DOWN ...
+    env.reset()
+    _, r, term, _, info = env.step(UP)
+    assert (r, term, info["event"]) == (0.0, True, "wall")
+    assert tuple(env.unwrapped.position) == (1, 1)
+    env.reset()
+    env.step(RIGHT)
+    _, r, term, _, info = env.step(LEFT)
+    assert (r, term, info["event"]) == (0.0, True, "revisit")
+
+    loose = gym.make(mazerl.ENV_ID, layout="tiny", allow_revisits=True, max_steps=3)
+    loose.reset()
+    for a, expect_trunc in ((RIGHT, False), (LEFT, False), (RIGHT, True)):
+        _, r, term, trunc, info = loose.step(a)
+        assert not term and trunc == expect_trunc and info["event"] == "move"
+
+
+def test_detour_is_rewarded_only_with_revisits_allowed():
+    detour = (RIGHT, LEFT, RIGHT, RIGHT, DOWN, DOWN, LEFT, LEFT)
+    for allow, expected in ((True, (1.0, -1)), (False, (0.0, -1))):
+        env = gym.make(mazerl.ENV_ID, layout="tiny", allow_revisits=allow)
+        env.reset()
+        total = 0.0
+        for a in detour:
+            _, r, term, _, info = env.step(a)
+            total += r
+            if term:
+                break
+        assert (total, info["route"]) == expected
+
+
+def test_same_seed_same_episode():
+    a = gym.make(mazerl.ENV_ID, size=5)
+    b = gym.make(mazerl.ENV_ID, size=5)
+    rng = np.random.default_rng(0)
+    obs_a, _ = a.reset(seed=7)
+    obs_b, _ = b.reset(seed=7)
+    assert data_equivalence(obs_a, obs_b)
+    for _ in range(30):
+        act = int(rng.integers(4))
+        ra, rb = a.step(act), b.step(act)
+        assert data_equivalence(ra, rb)
+        if ra[2] or ra[3]:
+            ra, rb = a.reset(), b.reset()
+            assert data_equivalence(ra, rb)
+
+
+def test_render_modes():
+    env = gym.make(mazerl.ENV_ID, layout="tiny", render_mode="ansi")
+    env.reset()
+    env.step(RIGHT)
+    assert env.render() == "#####\n#S@ #\n### #\n#G  #\n#####\n"
+    env = gym.make(mazerl.ENV_ID, size=3, render_mode="rgb_array")
+    env.reset(seed=0)
+    frame = env.render()
+    assert frame.shape == (7 * 8, 7 * 8, 3) and frame.dtype == np.uint8
+    assert len(np.unique(frame.reshape(-1, 3), axis=0)) >= 4  # wall, open, start, goal
+
+
+def test_record_video_accepts_frames(tmp_path):
+    env = gym.wrappers.RecordVideo(
+        gym.make(mazerl.ENV_ID, size=3, render_mode="rgb_array"), str(tmp_path)
+    )
+    env.reset(seed=0)
+    for a in env.unwrapped.maze.solution:
+        env.step(a)
+    env.close()
+    videos = list(tmp_path.glob("*.mp4"))
+    assert len(videos) == 1 and videos[0].stat().st_size > 1000
+
+
+def test_bad_arguments_raise_clear_errors():
+    with pytest.raises(ValueError, match="unknown generator 'nope'"):
+        gym.make(mazerl.ENV_ID, generator="nope")
+    with pytest.raises(ValueError, match="render_mode"):
+        gym.make(mazerl.ENV_ID, render_mode="video")
+    with pytest.raises(ValueError, match="not a shipped layout"):
+        gym.make(mazerl.ENV_ID, layout="no-such-layout")

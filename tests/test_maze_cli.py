@@ -1,0 +1,42 @@
+"""`mazerl-maze` as a user runs it."""
+
+import subprocess
+import sys
+
+
+def run(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "mazerl.envs.cli", *args], capture_output=True, text=True
+    )
+
+
+def test_show_prints_maze_and_solution():
+    out = run("show", "--generator", "prim", "--size", "8", "--seed", "3")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("prim-8x8: 17x17 grid")
+    assert len([ln for ln in lines if ln.startswith("#")]) == 17
+    moves = lines[-1].removeprefix("solution: ").split()
+    assert set(moves) <= {"UP", "DOWN", "LEFT", "RIGHT"}
+    assert f"shortest {len(moves)} moves" in lines[0]
+
+
+def test_check_accepts_and_rejects(tmp_path):
+    good = tmp_path / "good.txt"
+    good.write_text("#####\n#S..#\n###.#\n#G..#\n#####\n")
+    out = run("check", str(good))
+    assert out.returncode == 0 and out.stdout.startswith("ok: ")
+    bad = tmp_path / "bad.txt"
+    bad.write_text("#####\n#S..#\n#.#.#\n#..G#\n#####\n")
+    out = run("check", str(bad))
+    assert out.returncode == 2
+    assert out.stderr.strip() == (
+        f"error: {bad}:4:4: at least 2 simple paths from start to goal, expected exactly 1"
+    )
+    assert "Traceback" not in out.stderr
+
+
+def test_unknown_generator_is_one_line():
+    out = run("show", "--generator", "nope")
+    assert out.returncode == 2
+    assert out.stderr == "error: unknown generator 'nope'; known: dfs, kruskal, prim, wilson\n"
