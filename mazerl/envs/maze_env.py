@@ -55,7 +55,9 @@ class MazeEnv(gym.Env):
     ## Arguments
     `size`, `height`, `width`, `generator` (`dfs`, `prim`, `kruskal`, `wilson`),
     `start_goal` (`corners`, `random`, `farthest`), `layout` (shipped name or file path),
-    `allow_revisits`, `max_steps`, `render_mode` (`"ansi"` or `"rgb_array"`).
+    `allow_revisits`, `max_steps`, `render_mode` (`"ansi"` or `"rgb_array"`), `routes` (> 1:
+    braid mazes with exactly that many simple routes, each rewarded; `info["route"]` says
+    which was taken) and `route_lengths` (`equal` or `short_common`).
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -71,8 +73,12 @@ class MazeEnv(gym.Env):
         allow_revisits: bool = False,
         max_steps: int | None = None,
         render_mode: str | None = None,
+        routes: int = 1,
+        route_lengths: str = "equal",
     ) -> None:
-        self.maze_spec = MazeSpec(size, height, width, generator, start_goal, layout)
+        self.maze_spec = MazeSpec(
+            size, height, width, generator, start_goal, layout, routes, route_lengths
+        )
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
         self.render_mode = render_mode

@@ -7,8 +7,11 @@ from functools import cached_property
 import numpy as np
 
 from mazerl.envs import generators, layouts
+from mazerl.envs.braid import LENGTH_PROFILES, braid
 from mazerl.envs.maze import Maze
 from mazerl.errors import ConfigError
+
+BRAID_ATTEMPTS = 200
 
 
 @dataclass(frozen=True)
@@ -17,7 +20,9 @@ class MazeSpec:
 
     Either a fixed `layout` (shipped name or file path), or a `generator` run on a
     `height x width` cell lattice with a start/goal `start_goal` placement. `size` sets both
-    sides when `height`/`width` are not given.
+    sides when `height`/`width` are not given. `routes` > 1 makes braid mazes with exactly
+    that many simple routes (`route_lengths`: equal or short_common), or requires a layout
+    to have exactly that many.
     """
 
     size: int = 5
@@ -26,8 +31,14 @@ class MazeSpec:
     generator: str = "prim"
     start_goal: str = "corners"
     layout: str | None = None
+    routes: int = 1
+    route_lengths: str = "equal"
 
     def __post_init__(self) -> None:
+        if not 1 <= self.routes <= 8:
+            raise ConfigError(f"maze routes must be in [1, 8], got {self.routes}")
+        if self.route_lengths not in LENGTH_PROFILES:
+            raise ConfigError(f"maze route_lengths must be one of {LENGTH_PROFILES}")
         if self.layout is None:
             generators.check_size(self.cells[0], self.cells[1])
             generators.GENERATORS.get(self.generator)
@@ -40,7 +51,7 @@ class MazeSpec:
     @cached_property
     def fixed(self) -> Maze | None:
         """The layout's maze, loaded and validated once; None for generated mazes."""
-        return None if self.layout is None else layouts.load(self.layout)
+        return None if self.layout is None else layouts.load(self.layout, self.routes)
 
     @property
     def grid_shape(self) -> tuple[int, int]:
@@ -53,7 +64,17 @@ class MazeSpec:
         if self.fixed is not None:
             return self.fixed
         h, w = self.cells
-        return generators.generate(self.generator, h, w, rng, self.start_goal)
+        for _ in range(1 if self.routes == 1 else BRAID_ATTEMPTS):
+            maze = generators.generate(self.generator, h, w, rng, self.start_goal)
+            if self.routes == 1:
+                return maze
+            braided = braid(maze, self.routes, self.route_lengths, rng)
+            if braided is not None:
+                return braided
+        raise ConfigError(
+            f"could not build {self.routes}-route braid mazes ({self.route_lengths} lengths) "
+            f"of {h}x{w} cells in {BRAID_ATTEMPTS} attempts; use larger mazes or fewer routes"
+        )
 
     @classmethod
     def from_kwargs(cls, **kwargs) -> "MazeSpec":

@@ -1,0 +1,246 @@
+"""The base policy every RL run starts from: supervised training on solver demonstrations.
+
+As in the paper (SFT from scratch; AdamW, lr 5e-4, batch 32, betas (0.9, 0.95), weight decay
+0.01, grad clip 1.0; loss on response tokens only), with two options for a middling base:
+a noisy demonstrator (each step is, with probability `noise`, a random other move that ends
+the demonstration) and stopping once a probe pass@1 reaches `target_pass1`.
+
+The result is cached under `cache_dir/<hash of the maze, policy and base configs>/`, so every
+run of a sweep starts from the same base model; a file lock makes parallel jobs wait for the
+first one instead of training it twice. Its evaluation is stored beside it, once per
+evaluation config.
+"""
+
+import contextlib
+import copy
+import fcntl
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from mazerl import checkpoint
+from mazerl.envs.maze import Maze, replay
+from mazerl.envs.spec import MazeSpec
+from mazerl.errors import CheckpointError
+from mazerl.policy import build_policy
+from mazerl.policy.base import SequencePolicy
+from mazerl.policy.tokens import encode
+from mazerl.rollout import generate
+from mazerl.runtime import rng, torch_generator
+
+STREAM_SFT, STREAM_PROBE = 11, 12
+FORMAT = 1
+
+
+def config_hash(*parts: dict) -> str:
+    blob = json.dumps([FORMAT, *parts], sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def demonstrations(
+    mazes: Sequence[Maze], noise: float, gen: np.random.Generator
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Solver demonstrations: actions `[B, T]`, cells before each action `[B, T, 2]`, mask.
+
+    The solver follows the maze's solution (route 0); at each step, with probability `noise`,
+    it makes a random wrong move instead, which ends its demonstration."""
+    rows = []
+    for m in mazes:
+        moves = list(m.solution)
+        if noise > 0:
+            wrong = np.flatnonzero(gen.random(len(moves)) < noise)
+            if len(wrong):
+                t = int(wrong[0])
+                moves = [*moves[:t], int((moves[t] + gen.integers(1, 4)) % 4)]
+        rows.append(moves)
+    t_max = max(len(r) for r in rows)
+    actions = torch.zeros(len(rows), t_max, dtype=torch.long)
+    positions = torch.zeros(len(rows), t_max, 2, dtype=torch.long)
+    mask = torch.zeros(len(rows), t_max)
+    for i, (m, moves) in enumerate(zip(mazes, rows, strict=True)):
+        cells = replay(m.grid, m.start, tuple(moves))
+        cells = (cells + [cells[-1]] * len(moves))[: len(moves)]  # a wall move stays put
+        actions[i, : len(moves)] = torch.tensor(moves)
+        positions[i, : len(moves)] = torch.tensor(cells)
+        mask[i, : len(moves)] = 1
+    return actions, positions, mask
+
+
+def sample_mazes(spec: MazeSpec, count: int, excluded: set[bytes], *keys: int) -> list[Maze]:
+    """`count` mazes from the stream `keys`, skipping any in `excluded` (evaluation mazes)."""
+    out, i = [], 0
+    while len(out) < count:
+        maze = spec.sample(rng(*keys, i))
+        i += 1
+        if maze.key not in excluded:
+            out.append(maze)
+        if i > 100 * count + 1000:
+            from mazerl.errors import ConfigError
+
+            raise ConfigError(
+                "cannot draw training mazes disjoint from the evaluation sets: the maze "
+                "space is too small; use larger mazes or fewer evaluation mazes"
+            )
+    return out
+
+
+def probe_pass1(policy, mazes, samples, allow_revisits, device, seed) -> float:
+    r = generate(
+        policy,
+        mazes,
+        samples,
+        allow_revisits=allow_revisits,
+        device=device,
+        generator=torch_generator(device, seed, STREAM_PROBE),
+    )
+    return float(r.reward.mean())
+
+
+def train_base(
+    policy: SequencePolicy,
+    spec: MazeSpec,
+    base_cfg,
+    *,
+    allow_revisits: bool,
+    excluded: set[bytes],
+    device: torch.device,
+    log: Callable[[str], None] = print,
+) -> dict:
+    """Supervised training of `policy` in place; returns what happened (steps, probe curve)."""
+    opt = torch.optim.AdamW(
+        policy.parameters(), lr=base_cfg.lr, betas=(0.9, 0.95), weight_decay=0.01
+    )
+    probe = sample_mazes(spec, base_cfg.probe_mazes, excluded, base_cfg.seed, STREAM_PROBE)
+    excluded = excluded | {m.key for m in probe}
+    curve, start, step = [], time.time(), 0
+    for step in range(1, base_cfg.steps + 1):
+        policy.train()
+        mazes = sample_mazes(spec, base_cfg.batch_size, excluded, base_cfg.seed, STREAM_SFT, step)
+        actions, positions, mask = demonstrations(mazes, base_cfg.noise, rng(base_cfg.seed, step))
+        logits = policy(encode(mazes, device), 1, actions.to(device), positions.to(device))
+        nll = F.cross_entropy(logits.flatten(0, 1), actions.to(device).flatten(), reduction="none")
+        loss = (nll * mask.to(device).flatten()).sum() / mask.sum()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+        opt.step()
+        if step % base_cfg.probe_every == 0 or step == base_cfg.steps:
+            policy.eval()
+            p1 = probe_pass1(
+                policy, probe, base_cfg.probe_samples, allow_revisits, device, base_cfg.seed
+            )
+            curve.append({"step": step, "loss": loss.item(), "probe_pass@1": p1})
+            log(
+                f"base model: step {step}/{base_cfg.steps}  loss {loss.item():.3f}  "
+                f"probe pass@1 {p1:.3f}"
+            )
+            if base_cfg.target_pass1 is not None and p1 >= base_cfg.target_pass1:
+                break
+    policy.eval()
+    return {"steps": step, "seconds": time.time() - start, "curve": curve}
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def cache_root(base_cfg) -> Path:
+    if base_cfg.cache_dir:
+        return Path(base_cfg.cache_dir).expanduser()
+    env = os.environ.get("MAZERL_CACHE")
+    if env:
+        return Path(env).expanduser()
+    try:
+        from hydra.utils import get_original_cwd
+
+        return Path(get_original_cwd()) / "outputs" / "base_models"
+    except ValueError:
+        return Path.cwd() / "outputs" / "base_models"
+
+
+def load_base(
+    path: str | Path, policy_cfg: dict, device: torch.device
+) -> tuple[SequencePolicy, dict]:
+    """A base checkpoint that must match the configured policy."""
+    ckpt = checkpoint.load(path)
+    if "policy_state" not in ckpt or "policy_config" not in ckpt:
+        raise CheckpointError(f"checkpoint {path} is not a mazerl base model")
+    if ckpt["policy_config"] != policy_cfg:
+        diff = sorted(
+            k
+            for k in set(policy_cfg) | set(ckpt["policy_config"])
+            if policy_cfg.get(k) != ckpt["policy_config"].get(k)
+        )
+        raise CheckpointError(
+            f"checkpoint {path} holds a different policy (differs in policy.{', policy.'.join(diff)})"
+        )
+    policy = build_policy(policy_cfg).to(device)
+    policy.load_state_dict(ckpt["policy_state"])
+    return policy.eval(), ckpt
+
+
+def obtain_base(
+    cfg_parts: dict,
+    spec: MazeSpec,
+    base_cfg,
+    *,
+    allow_revisits: bool,
+    excluded: set[bytes],
+    device: torch.device,
+    log: Callable[[str], None] = print,
+) -> tuple[SequencePolicy, Path]:
+    """The base policy for this config: `base.path`, the cache, or trained now (and cached).
+
+    `cfg_parts` holds the resolved `maze`, `policy` and `base` sections that key the cache.
+    Returns the policy and the folder where its evaluations are stored."""
+    if base_cfg.path:
+        policy, _ = load_base(base_cfg.path, cfg_parts["policy"], device)
+        return policy, Path(base_cfg.path).expanduser().parent
+    key_base = {k: v for k, v in cfg_parts["base"].items() if k not in ("path", "cache_dir")}
+    key = config_hash(cfg_parts["maze"], cfg_parts["policy"], key_base, sorted(excluded))
+    folder = cache_root(base_cfg) / key
+    ckpt_path = folder / "base.pt"
+    with _locked(folder.parent / f".{folder.name}.lock"):
+        if ckpt_path.exists():
+            log(f"base model: using the cached {ckpt_path}")
+            policy, _ = load_base(ckpt_path, cfg_parts["policy"], device)
+            return policy, folder
+        torch.manual_seed(base_cfg.seed)
+        policy = build_policy(cfg_parts["policy"]).to(device)
+        log(
+            f"base model: training {cfg_parts['policy']['name']} "
+            f"({policy.num_parameters():,} parameters) -> {ckpt_path}"
+        )
+        info = train_base(
+            policy,
+            spec,
+            base_cfg,
+            allow_revisits=allow_revisits,
+            excluded=excluded,
+            device=device,
+            log=log,
+        )
+        checkpoint.save_atomic(
+            {
+                "policy_state": copy.deepcopy(policy.state_dict()),
+                "policy_config": cfg_parts["policy"],
+                "config": cfg_parts,
+                "sft": info,
+            },
+            ckpt_path,
+        )
+    return policy, folder

@@ -1,0 +1,77 @@
+"""`mazerl-eval checkpoint=PATH [eval.n=256 ...]`: evaluate any checkpoint.
+
+The maze and policy configs come from the checkpoint (so the `id` set is the training
+distribution); the `eval` section comes from this command, so `eval.n`, `eval.sets` and
+`eval.seed` can be overridden. Writes `eval.json` and TensorBoard scalars (with deltas against
+the run's base model) into this command's Hydra run dir.
+"""
+
+import time
+from pathlib import Path
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig, OmegaConf
+from torch.utils.tensorboard import SummaryWriter
+
+from mazerl import checkpoint
+from mazerl.base_model import load_base
+from mazerl.checkpoint import write_json_atomic
+from mazerl.config import register_configs, validate
+from mazerl.errors import CheckpointError, ConfigError
+from mazerl.eval.evaluate import build_sets
+from mazerl.eval.runner import BaseEvaluation, evaluate_all, log_eval, strip_images
+from mazerl.runtime import select_device, setup
+from mazerl.train import CONF_DIR, run_cli
+
+register_configs()
+
+
+def evaluate_checkpoint(cfg: DictConfig) -> dict:
+    if not cfg.checkpoint:
+        raise ConfigError("checkpoint=PATH is required (a training checkpoint or a base.pt)")
+    state = checkpoint.load(cfg.checkpoint)
+    if "policy_state" not in state or "config" not in state:
+        raise CheckpointError(f"checkpoint {cfg.checkpoint} is not a mazerl checkpoint")
+    trained = OmegaConf.create(state["config"])
+    with_run = OmegaConf.merge(cfg, {"maze": trained.maze, "policy": trained.policy})
+    validate(with_run)
+    device = select_device(cfg.device)
+    setup(cfg.seed, cfg.threads, device)
+    policy, _ = load_base(cfg.checkpoint, state["policy_config"], device)
+    sets = build_sets(with_run.maze, with_run.eval)
+    out = Path(HydraConfig.get().runtime.output_dir)
+    t0 = time.time()
+    results = evaluate_all(policy, sets, with_run, device, cfg.eval.n, 0)
+    base = {}
+    base_dir = state.get("base")
+    if base_dir and (Path(base_dir) / "base.pt").exists():
+        base_policy, _ = load_base(Path(base_dir) / "base.pt", state["policy_config"], device)
+        base = BaseEvaluation.load_or_run(
+            Path(base_dir), base_policy, sets, with_run, device, print
+        ).results
+    writer = SummaryWriter(str(out / "tb"))
+    flat = log_eval(writer, results, base, state.get("iteration", 0), cfg.eval.images)
+    writer.close()
+    write_json_atomic(
+        {
+            "checkpoint": str(Path(cfg.checkpoint).resolve()),
+            "scalars": flat,
+            "sets": strip_images(results),
+        },
+        out / "eval.json",
+    )
+    for name in results:
+        ks = [k for k in flat if k.startswith(f"eval/{name}/pass@") and not k.endswith("_se")]
+        print(f"{name}: " + "  ".join(f"{k.split('/')[-1]} {flat[k]:.3f}" for k in ks))
+    print(f"evaluated in {time.time() - t0:.0f}s -> {out / 'eval.json'}")
+    return flat
+
+
+@hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
+def main(cfg: DictConfig) -> None:
+    run_cli(evaluate_checkpoint, cfg)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,186 @@
+"""Group rollouts: P mazes x G samples generated together, scored by the batched stepper.
+
+`generate` runs in inference mode with no Python loop over rollouts: each generated token is
+one `policy.step` and one `MazeBatch.step` for all P*G rows. `score` recomputes the log-probs
+of the sampled actions with gradients for the update.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from mazerl.envs.batch import MazeBatch
+from mazerl.envs.maze import Maze
+from mazerl.policy.base import BOS_ACTION, SequencePolicy
+from mazerl.policy.tokens import Prompts, encode
+
+
+@dataclass
+class Rollouts:
+    """B = P * G responses, row `p * G + i` is sample i of maze p. Tensors are `[B, T]`
+    (`positions [B, T, 2]`) with T the longest possible response; `mask` marks generated
+    tokens."""
+
+    mazes: list[Maze]
+    prompts: Prompts  # the P mazes
+    group_size: int
+    actions: torch.Tensor  # long
+    positions: torch.Tensor  # long, the cell before each action
+    mask: torch.Tensor  # float
+    logp: torch.Tensor  # float, log-prob of each action under the sampling policy
+    reward: torch.Tensor  # [B] float, 1 iff the goal was reached
+    event: torch.Tensor  # [B] long, how each episode ended (index into EVENTS)
+    route: torch.Tensor  # [B] long, route id of successful rollouts, else -1
+    length: torch.Tensor  # [B] long, generated tokens
+
+    @property
+    def rewards_by_group(self) -> torch.Tensor:
+        return self.reward.reshape(-1, self.group_size)
+
+    @property
+    def used_length(self) -> int:
+        return int(self.length.max().item()) if self.length.numel() else 0
+
+    def select(self, prompts: torch.Tensor | list[int]) -> "Rollouts":
+        """The groups of the given prompt indices (groups stay whole)."""
+        idx = torch.as_tensor(prompts, dtype=torch.long, device=self.actions.device)
+        rows = (
+            idx[:, None] * self.group_size + torch.arange(self.group_size, device=idx.device)
+        ).flatten()
+        return Rollouts(
+            [self.mazes[i] for i in idx.tolist()],
+            Prompts(self.prompts.cells[idx], self.prompts.start[idx]),
+            self.group_size,
+            *(getattr(self, f)[rows] for f in ROW_FIELDS),
+        )
+
+    @staticmethod
+    def cat(parts: "Sequence[Rollouts]") -> "Rollouts":
+        """Concatenate rollouts of mazes with the same grid shape (responses padded to the
+        longest T)."""
+        t = max(p.actions.shape[1] for p in parts)
+        padded = [
+            [
+                F.pad(
+                    getattr(p, f),
+                    (0, 0, 0, t - p.actions.shape[1])
+                    if f == "positions"
+                    else (0, t - p.actions.shape[1]),
+                )
+                if getattr(p, f).dim() > 1
+                else getattr(p, f)
+                for f in ROW_FIELDS
+            ]
+            for p in parts
+        ]
+        return Rollouts(
+            [m for p in parts for m in p.mazes],
+            Prompts(
+                torch.cat([p.prompts.cells for p in parts]),
+                torch.cat([p.prompts.start for p in parts]),
+            ),
+            parts[0].group_size,
+            *(torch.cat(cols) for cols in zip(*padded, strict=True)),
+        )
+
+
+ROW_FIELDS = ("actions", "positions", "mask", "logp", "reward", "event", "route", "length")
+
+
+def sample_actions(
+    logits: torch.Tensor, temperature: float, top_p: float, generator: torch.Generator | None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Sample `[B]` actions from `softmax(logits / temperature)`, optionally nucleus-truncated
+    to the smallest set of mass >= top_p; returns the actions and their log-probs under the
+    untruncated tempered distribution (the policy's log-prob, as verl)."""
+    logp = F.log_softmax(logits.float() / temperature, -1)
+    probs = logp.exp()
+    if top_p < 1.0:
+        sorted_p, order = probs.sort(-1, descending=True)
+        outside = (sorted_p.cumsum(-1) - sorted_p) >= top_p
+        probs = probs.scatter(-1, order, sorted_p.masked_fill(outside, 0.0))
+    action = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+    return action, logp.gather(-1, action[:, None]).squeeze(-1)
+
+
+def generate(
+    policy: SequencePolicy,
+    mazes: Sequence[Maze],
+    group_size: int,
+    *,
+    temperature: float = 1.0,
+    top_p: float = 1.0,
+    allow_revisits: bool = False,
+    generator: torch.Generator | None = None,
+    device: torch.device | str = "cpu",
+) -> Rollouts:
+    """Sample `group_size` responses for each maze (in inference mode; the returned tensors
+    are ordinary tensors, usable by the update)."""
+    prompts = encode(mazes, device)
+    with torch.inference_mode():
+        out = _sample(
+            policy, mazes, prompts, group_size, temperature, top_p, allow_revisits, generator
+        )
+    return Rollouts(list(mazes), prompts, group_size, *(x.clone() for x in out))
+
+
+def _sample(policy, mazes, prompts, group_size, temperature, top_p, allow_revisits, generator):
+    device = prompts.cells.device
+    batch = MazeBatch([m for m in mazes for _ in range(group_size)], allow_revisits, None, device)
+    b = len(batch.mazes)
+    t_max = int(batch.max_steps.max().item())
+    actions = torch.zeros(b, t_max, dtype=torch.long, device=device)
+    positions = torch.zeros(b, t_max, 2, dtype=torch.long, device=device)
+    mask = torch.zeros(b, t_max, device=device)
+    logp = torch.zeros(b, t_max, device=device)
+    event = torch.zeros(b, dtype=torch.long, device=device)
+    route = torch.full((b,), -1, dtype=torch.long, device=device)
+    state = policy.prefill(prompts, group_size, t_max)
+    prev = torch.full((b,), BOS_ACTION, dtype=torch.long, device=device)
+    for t in range(t_max):
+        logits, state = policy.step(state, prev, batch.pos)
+        action, action_logp = sample_actions(logits, temperature, top_p, generator)
+        active = ~batch.done
+        actions[:, t] = action
+        positions[:, t] = batch.pos
+        mask[:, t] = active.float()
+        logp[:, t] = action_logp
+        step = batch.step(action)
+        event = torch.where(active, step.event, event)
+        route = torch.where(step.route >= 0, step.route, route)
+        prev = action
+        if bool(batch.done.all()):
+            break
+    return (
+        actions,
+        positions,
+        mask,
+        logp * mask,
+        batch.success.float(),
+        event,
+        route,
+        mask.sum(1).long(),
+    )
+
+
+def score(
+    policy: SequencePolicy, rollouts: Rollouts, temperature: float = 1.0
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log-probs `[B, T]` of the taken actions under the current policy (with gradients) and
+    per-token entropies `[B, T]`, both zero beyond each response. The forward pass covers only
+    the longest response; the result is padded back to T."""
+    used = max(rollouts.used_length, 1)
+    logits = policy(
+        rollouts.prompts,
+        rollouts.group_size,
+        rollouts.actions[:, :used],
+        rollouts.positions[:, :used],
+    )
+    logp_all = F.log_softmax(logits.float() / temperature, -1)
+    logp = logp_all.gather(-1, rollouts.actions[:, :used, None]).squeeze(-1)
+    entropy = -(logp_all.exp() * logp_all).sum(-1)
+    pad = rollouts.actions.shape[1] - used
+    mask = rollouts.mask
+    return F.pad(logp, (0, pad)) * mask, F.pad(entropy, (0, pad)) * mask

@@ -1,0 +1,106 @@
+"""Policies: cached decoding equals teacher forcing, shapes, parameter counts, sampling."""
+
+import numpy as np
+import pytest
+import torch
+
+from mazerl.envs.maze import replay
+from mazerl.envs.spec import MazeSpec
+from mazerl.policy import build_policy
+from mazerl.policy.base import BOS_ACTION
+from mazerl.policy.gru import GruConfig
+from mazerl.policy.tokens import TOKEN, VOCAB_SIZE, encode
+from mazerl.policy.transformer import TransformerConfig
+from mazerl.rollout import generate, sample_actions, score
+
+CONFIGS = [
+    GruConfig(hidden=32, encoder_layers=3),
+    GruConfig(hidden=32, encoder_layers=3, sees_position=True),
+    TransformerConfig(hidden=32, layers=2, ffn=64),
+    TransformerConfig(hidden=32, layers=2, ffn=64, sees_position=True, pos2d=False),
+]
+
+
+def solution_batch(mazes, group_size):
+    """Every rollout follows its maze's solution: actions and cells before each action."""
+    t = max(m.shortest_path_length for m in mazes)
+    rows = [m for m in mazes for _ in range(group_size)]
+    actions = torch.zeros(len(rows), t, dtype=torch.long)
+    positions = torch.zeros(len(rows), t, 2, dtype=torch.long)
+    for i, m in enumerate(rows):
+        cells = replay(m.grid, m.start, m.solution)
+        actions[i, : len(m.solution)] = torch.tensor(m.solution)
+        positions[i, : len(m.solution)] = torch.tensor(cells[:-1])
+        positions[i, len(m.solution) :] = torch.tensor(cells[-1])
+    return actions, positions
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: f"{c.name}-pos{int(c.sees_position)}")
+def test_cached_decoding_equals_teacher_forcing(cfg):
+    torch.manual_seed(0)
+    policy = build_policy(cfg).eval()
+    mazes = [MazeSpec(size=4).sample(np.random.default_rng(i)) for i in range(3)]
+    g = 2
+    actions, positions = solution_batch(mazes, g)
+    prompts = encode(mazes)
+    with torch.no_grad():
+        forced = policy(prompts, g, actions, positions)
+        state = policy.prefill(prompts, g, actions.shape[1])
+        prev = torch.full((len(actions),), BOS_ACTION)
+        stepped = []
+        for t in range(actions.shape[1]):
+            logits, state = policy.step(state, prev, positions[:, t])
+            stepped.append(logits)
+            prev = actions[:, t]
+    assert forced.shape == (6, actions.shape[1], 5)
+    torch.testing.assert_close(torch.stack(stepped, 1), forced, atol=2e-5, rtol=1e-4)
+    # the rollouts of one maze share its prompt: identical first-step logits
+    torch.testing.assert_close(forced[0, 0], forced[1, 0])
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: f"{c.name}-pos{int(c.sees_position)}")
+def test_score_matches_sampling_logprobs(cfg):
+    torch.manual_seed(1)
+    policy = build_policy(cfg).eval()
+    mazes = [MazeSpec(size=3).sample(np.random.default_rng(i)) for i in range(4)]
+    r = generate(policy, mazes, 3, generator=torch.Generator().manual_seed(0))
+    logp, entropy = score(policy, r)
+    assert logp.shape == r.logp.shape == r.mask.shape == (12, r.actions.shape[1])
+    torch.testing.assert_close(logp.detach(), r.logp, atol=2e-5, rtol=1e-4)
+    assert ((entropy >= 0) & (entropy <= np.log(5) + 1e-5)).all()
+    assert (logp[r.mask == 0] == 0).all()
+    logp.sum().backward()  # the update can differentiate through it
+    assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in policy.parameters())
+
+
+def test_paper_transformer_has_about_3_9m_parameters():
+    cfg = TransformerConfig(hidden=256, layers=4, heads=4, kv_heads=2, ffn=1024, pos2d=False)
+    n = build_policy(cfg).num_parameters()
+    # per layer: q 256*256+256, k,v 2*(256*128+128), o 256*256, MLP 3*256*1024, 2 norms 2*256
+    per_layer = 256 * 256 + 256 + 2 * (256 * 128 + 128) + 256 * 256 + 3 * 256 * 1024 + 512
+    assert n == 4 * per_layer + VOCAB_SIZE * 256 + 256
+    assert 3.9e6 < n < 4.0e6
+
+
+def test_prompt_tokens_follow_the_paper_format():
+    maze = MazeSpec(size=2).sample(np.random.default_rng(0))  # 5x5 grid
+    tokens = encode([maze]).tokens()[0].tolist()
+    assert tokens[:2] == [TOKEN["<bos>"], TOKEN["GRID_START"]]
+    assert tokens[-2:] == [TOKEN["GRID_END"], TOKEN["PATH_START"]]
+    assert len(tokens) == 5 * 5 + 4 + 4  # cells, NEWLINE between rows, 4 specials
+    assert tokens.count(TOKEN["NEWLINE"]) == 4
+    assert tokens.count(TOKEN["START"]) == 1 and tokens.count(TOKEN["GOAL"]) == 1
+    assert tokens[2:7] == [TOKEN["WALL"]] * 5  # the first row is the border
+
+
+def test_top_p_and_temperature():
+    logits = torch.log(torch.tensor([[0.6, 0.3, 0.05, 0.03, 0.02]])).expand(4000, 5)
+    gen = torch.Generator().manual_seed(0)
+    actions, logp = sample_actions(logits, 1.0, 0.85, gen)
+    assert set(actions.tolist()) == {0, 1}  # nucleus {0.6, 0.3} covers 0.85
+    assert logp[actions == 0][0].item() == pytest.approx(np.log(0.6), abs=1e-5)
+    actions, _ = sample_actions(logits, 1.0, 1.0, gen)
+    frac = torch.bincount(actions, minlength=5).float() / 4000
+    assert frac.tolist() == pytest.approx([0.6, 0.3, 0.05, 0.03, 0.02], abs=0.03)
+    cold, _ = sample_actions(logits, 0.05, 1.0, gen)
+    assert (cold == 0).all()
