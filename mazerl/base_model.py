@@ -185,9 +185,8 @@ def load_base(
             for k in set(policy_cfg) | set(ckpt["policy_config"])
             if policy_cfg.get(k) != ckpt["policy_config"].get(k)
         )
-        raise CheckpointError(
-            f"checkpoint {path} holds a different policy (differs in policy.{', policy.'.join(diff)})"
-        )
+        keys = ", ".join(f"policy.{k}" for k in diff)
+        raise CheckpointError(f"checkpoint {path} holds a different policy (differs in {keys})")
     policy = build_policy(policy_cfg).to(device)
     policy.load_state_dict(ckpt["policy_state"])
     return policy.eval(), ckpt

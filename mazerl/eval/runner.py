@@ -56,9 +56,9 @@ def log_eval(
     for name, metrics in results.items():
         for k, v in scalars(metrics).items():
             flat[f"eval/{name}/{k}"] = v
-            if k.startswith(("pass@", "exact_pass@")) and not k.endswith("_se"):
-                if k in base.get(name, {}):
-                    flat[f"eval/{name}/delta_{k}_vs_base"] = v - base[name][k]
+            is_pass = k.startswith(("pass@", "exact_pass@")) and not k.endswith("_se")
+            if is_pass and k in base.get(name, {}):
+                flat[f"eval/{name}/delta_{k}_vs_base"] = v - base[name][k]
         if "per_maze" in metrics and "per_maze" in base.get(name, {}):
             split = difficulty_split(metrics["per_maze"], base[name]["per_maze"])
             flat.update({f"eval/{name}/{k}": v for k, v in split.items()})

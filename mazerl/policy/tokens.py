@@ -48,7 +48,7 @@ class Prompts:
 
     def tokens(self) -> torch.Tensor:
         """`[P, L]` prompt token ids, L = H*W + (H-1) + 4."""
-        p, h, w = self.cells.shape
+        p, h, _ = self.cells.shape
         cell_tok = CELL_TOKENS.to(self.cells.device)[self.cells]  # [P, H, W]
         newline = torch.full((p, h, 1), TOKEN["NEWLINE"], device=self.cells.device)
         rows = torch.cat([cell_tok, newline], dim=2).reshape(p, -1)[:, :-1]
