@@ -124,7 +124,14 @@ class Config:
     checkpoint: str | None = None  # mazerl-eval: the checkpoint to evaluate
 
 
+def dirname(overrides: str) -> str:
+    """A job folder name from `hydra.job.override_dirname` (path separators replaced)."""
+    return overrides.replace("/", "_").replace("\\", "_")[:200] or "default"
+
+
 def register_configs() -> None:
+    if not OmegaConf.has_resolver("mazerl_dirname"):
+        OmegaConf.register_new_resolver("mazerl_dirname", dirname)
     cs = ConfigStore.instance()
     cs.store(name="schema", node=Config)
     cs.store(group="policy", name="schema_gru", node=GruConfig)

@@ -69,6 +69,48 @@ class StopSignal:
             signal.signal(s, handler)
 
 
+# settings that may change between a run and its resumption
+RESUMABLE = {
+    "train": {
+        "iterations",
+        "eval_every",
+        "checkpoint_every",
+        "keep_checkpoints",
+        "resume",
+        "log_every",
+        "max_bad_steps",
+    },
+    "eval": None,
+    "logger": None,
+    "threads": None,
+    "device": None,
+    "base": {"cache_dir"},
+}
+
+
+def check_same_run(saved: dict, current: dict, path: Path) -> None:
+    """Refuse to resume a checkpoint written by a different configuration."""
+    diff = []
+    for key in sorted(set(saved) | set(current)):
+        if key in RESUMABLE and RESUMABLE[key] is None:
+            continue
+        a, b = saved.get(key), current.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            skip = RESUMABLE.get(key, set())
+            diff += [
+                f"{key}.{k}"
+                for k in sorted(set(a) | set(b))
+                if k not in skip and a.get(k) != b.get(k)
+            ]
+        elif a != b:
+            diff.append(key)
+    if diff:
+        raise CheckpointError(
+            f"{path} was written by a different config (differs in {', '.join(diff)}); "
+            "use another run dir or train.resume=false"
+        )
+
+
 def iterations_for(train_cfg) -> int:
     """Fixed steps, or (budget=rollouts) iterations scaled so prompts x N x iterations is
     the same as `iterations` at `budget_reference_group_size`."""
@@ -225,6 +267,7 @@ def train(cfg: DictConfig) -> dict:
     latest = ckpts.latest() if cfg.train.resume else None
     if latest is not None:
         state = checkpoint.load(latest, map_location=device)
+        check_same_run(state["config"], to_container(cfg), latest)
         try:
             policy.load_state_dict(state["policy_state"])
         except RuntimeError as e:
@@ -236,7 +279,11 @@ def train(cfg: DictConfig) -> dict:
         np.random.set_state(state["rng"]["numpy"])
         log(f"resuming from {latest} at iteration {start}")
 
-    writer = SummaryWriter(str(out / "tb"), purge_step=start, flush_secs=cfg.logger.flush_secs)
+    # events up to step `start` were logged before that checkpoint; anything later (a crash
+    # between a checkpoint and the next) is purged and logged again
+    writer = SummaryWriter(
+        str(out / "tb"), purge_step=start + 1 if start else None, flush_secs=cfg.logger.flush_secs
+    )
     if start == 0:
         writer.add_text("config", f"```yaml\n{OmegaConf.to_yaml(cfg, resolve=True)}\n```")
         log_eval(writer, base_eval.results, base_eval.results, 0, cfg.eval.images)

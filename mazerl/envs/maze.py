@@ -119,9 +119,12 @@ def shortest_path(grid: np.ndarray, start: Cell, goal: Cell) -> Route | None:
 
 
 def replay(grid: np.ndarray, start: Cell, moves: Route) -> list[Cell]:
-    """Cells visited by `moves` from `start` (inclusive), stopping before any wall."""
+    """Cells visited by `moves` from `start` (inclusive), stopping before any wall or at a
+    non-move action (the policy's DONE)."""
     cells = [start]
     for move in moves:
+        if not 0 <= move < len(DELTAS):
+            break
         dr, dc = DELTAS[move]
         nxt = (cells[-1][0] + dr, cells[-1][1] + dc)
         if not is_open(grid, nxt):

@@ -1,0 +1,65 @@
+"""Shared helpers: run the real command-line apps in subprocesses, read TensorBoard events."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+ROOT = Path(__file__).resolve().parents[1]
+# a tiny, fast configuration (smoke preset) for CLI tests
+FAST = ["experiment=smoke", "logger.progress=lines", "threads=1"]
+
+
+def run_app(module: str, *args: str, cwd: Path, timeout: float = 300, env=None):
+    """Run `python -m module args...` and return the CompletedProcess (never raises)."""
+    return subprocess.run(
+        [sys.executable, "-m", module, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "PYTHONWARNINGS": "ignore", **(env or {})},
+    )
+
+
+@pytest.fixture(scope="session")
+def base_cache(tmp_path_factory) -> Path:
+    """One base-model cache for the whole session (the first run trains, the rest reuse)."""
+    return tmp_path_factory.mktemp("base_cache")
+
+
+@pytest.fixture
+def train(tmp_path, base_cache):
+    """`train(*overrides, run_dir=...)` runs mazerl-train on the smoke preset."""
+
+    def _run(*overrides, run_dir: Path | None = None, check: bool = True, **kw):
+        run_dir = run_dir or tmp_path / "run"
+        out = run_app(
+            "mazerl.train",
+            *FAST,
+            f"hydra.run.dir={run_dir}",
+            f"base.cache_dir={base_cache}",
+            *overrides,
+            cwd=tmp_path,
+            **kw,
+        )
+        if check:
+            assert out.returncode == 0, out.stdout + out.stderr
+        return out, run_dir
+
+    return _run
+
+
+def scalars(run_dir: Path) -> dict[str, list[tuple[int, float]]]:
+    """All scalar series of a run's TensorBoard events, read with TensorBoard's own reader."""
+    acc = EventAccumulator(str(run_dir / "tb"), size_guidance={"scalars": 0, "images": 0})
+    acc.Reload()
+    return {tag: [(e.step, e.value) for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
+
+
+def metrics(run_dir: Path) -> dict:
+    return json.loads((run_dir / "metrics.json").read_text())

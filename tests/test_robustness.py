@@ -1,0 +1,247 @@
+"""Nothing lost, nothing silent: exact resume after a kill, determinism, sweep re-launch,
+config validation from the command line, numeric guards."""
+
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+from conftest import FAST, metrics, run_app, scalars
+from hydra import compose, initialize_config_dir
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import open_dict
+
+from mazerl.algos import POLICY_LOSSES
+from mazerl.config import register_configs
+from mazerl.train import CONF_DIR, TrainingError, train
+
+TIMING = ("tokens_per_s", "rollouts_per_s")
+
+
+def comparable(run_dir):
+    """Every logged scalar except wall-clock timings."""
+    return {
+        k: v
+        for k, v in scalars(run_dir).items()
+        if not k.startswith("time/") and not k.endswith(TIMING)
+    }
+
+
+def final_params(run_dir):
+    ckpts = sorted((run_dir / "checkpoints").glob("ckpt_*.pt"))
+    return torch.load(ckpts[-1], weights_only=False)["policy_state"]
+
+
+RESUME = [
+    "train.iterations=12",
+    "train.checkpoint_every=1",
+    "train.eval_every=4",
+    "train.keep_checkpoints=3",
+]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_killed_and_resumed_run_equals_uninterrupted_run(train, tmp_path, base_cache, sig):
+    _, whole = train(*RESUME, run_dir=tmp_path / "whole")
+    cut = tmp_path / "cut"
+    cmd = [
+        sys.executable,
+        "-m",
+        "mazerl.train",
+        *FAST,
+        f"hydra.run.dir={cut}",
+        f"base.cache_dir={base_cache}",
+        *RESUME,
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.time() + 120
+    while not (cut / "checkpoints" / "ckpt_0000004.pt").exists():
+        assert proc.poll() is None and time.time() < deadline, proc.communicate()
+        time.sleep(0.02)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + sig, err
+    assert f"stopped by {sig.name} after iteration" in err and "run the same command" in err
+    assert "Traceback" not in err
+    stopped_at = int(err.split("after iteration ")[1].split("/")[0])
+    assert 4 <= stopped_at < 12 and not (cut / "metrics.json").exists()
+
+    out, _ = train(*RESUME, run_dir=cut)  # the same command again resumes
+    assert f"resuming from {cut}/checkpoints/ckpt_{stopped_at:07d}.pt" in out.stdout
+    a, b = final_params(whole), final_params(cut)
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    sa, sb = comparable(whole), comparable(cut)
+    assert sa.keys() == sb.keys()
+    for tag in sa:  # identical values, each step logged exactly once
+        assert sa[tag] == sb[tag], tag
+    assert [s for s, _ in sb["train/reward_mean"]] == list(range(1, 13))
+    assert metrics(whole)["final"] == metrics(cut)["final"]
+
+
+def test_same_seed_is_bit_identical_and_seed_matters(train, tmp_path):
+    _, a = train("train.iterations=5", run_dir=tmp_path / "a")
+    _, b = train("train.iterations=5", run_dir=tmp_path / "b")
+    _, c = train("train.iterations=5", "seed=1", run_dir=tmp_path / "c")
+    assert comparable(a) == comparable(b)
+    assert metrics(a)["final"] == metrics(b)["final"]
+    assert comparable(a)["train/reward_mean"] != comparable(c)["train/reward_mean"]
+
+
+def test_changing_the_eval_size_does_not_change_training(train, tmp_path):
+    """Separate streams: training mazes and sampling do not depend on the evaluation sets
+    (on 5x5 mazes, where no training maze equals an evaluation maze)."""
+    common = [
+        "maze.size=5",
+        "base.steps=30",
+        "base.target_pass1=null",
+        "train.iterations=4",
+        "train.eval_every=0",
+    ]
+    _, small = train(*common, "eval.sets.0.num_mazes=4", run_dir=tmp_path / "small")
+    _, large = train(*common, "eval.sets.0.num_mazes=12", run_dir=tmp_path / "large")
+    train_small = {k: v for k, v in comparable(small).items() if k.startswith("train/")}
+    train_large = {k: v for k, v in comparable(large).items() if k.startswith("train/")}
+    assert train_small == train_large
+    a, b = final_params(small), final_params(large)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_relaunched_sweep_skips_finished_jobs_and_resumes_unfinished(tmp_path, base_cache):
+    sweep = tmp_path / "sweep"
+    args = [
+        "-m",
+        *FAST,
+        f"hydra.sweep.dir={sweep}",
+        f"base.cache_dir={base_cache}",
+        "train.iterations=4",
+        "train.checkpoint_every=1",
+        "train.eval_every=0",
+        "focal.gamma=0,0.5",
+    ]
+    first = run_app("mazerl.train", *args, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    jobs = sorted(p for p in sweep.iterdir() if p.is_dir() and not p.name.startswith("."))
+    assert [j.name.split(",")[0] for j in jobs] == ["focal.gamma=0", "focal.gamma=0.5"]
+    # simulate a crash of the second job after iteration 3
+    (jobs[1] / "metrics.json").unlink()
+    (jobs[1] / "checkpoints" / "ckpt_0000004.pt").unlink()
+    before = (jobs[0] / "metrics.json").stat().st_mtime_ns
+    again = run_app("mazerl.train", *args, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert f"{jobs[0]}: already finished (metrics.json exists); skipping" in again.stdout
+    assert "ckpt_0000003.pt at iteration 3" in again.stdout
+    assert (jobs[0] / "metrics.json").stat().st_mtime_ns == before
+    assert (jobs[1] / "metrics.json").exists()
+
+
+BAD_CONFIGS = [
+    (["train.group_size=1"], "train.group_size must be >= 2"),
+    (["focal.gamma=-0.5"], "focal.gamma must be >= 0"),
+    (["algo.clip_low=0"], "algo.clip_low must be > 0"),
+    (["algo.clip_high=-1"], "algo.clip_high must be > 0"),
+    (["eval.ks=[1,64]"], "eval.ks must be in [1, eval.n=32]"),
+    (["maze.size=1"], "maze.size must be in [2, 64] cells"),
+    (["maze.size=65"], "maze.size must be in [2, 64] cells"),
+    (["maze.generator=nope"], "unknown generator 'nope'; known: dfs, kruskal, prim, wilson"),
+    (["algo.loss=nope"], "unknown policy loss 'nope'; known: cispo, clip"),
+    (["algo.advantage=nope"], "unknown advantage estimator 'nope'; known: drgrpo, grpo, rloo"),
+    (["policy.name=nope"], "unknown policy 'nope'; known: gru, transformer"),
+    (["algo=nope"], "Could not find 'algo/nope'"),
+    (["policy=nope"], "Could not find 'policy/nope'"),
+    (["train.lrr=1"], "Key 'lrr' not in 'TrainConfig'"),
+    (["train.iterations=many"], "Value 'many' of type 'str' could not be converted to Integer"),
+    (["device=cuda"], "device=cuda requested but CUDA is not available here"),
+    (["maze.layout=/no/such.txt"], "/no/such.txt: no such file, and not a shipped layout"),
+    (["base.path=/no/base.pt"], "checkpoint /no/base.pt does not exist"),
+]
+
+
+@pytest.mark.parametrize(("overrides", "message"), BAD_CONFIGS, ids=lambda x: str(x)[:40])
+def test_bad_config_is_one_clear_message_and_nonzero_exit(tmp_path, overrides, message):
+    out = run_app(
+        "mazerl.train", *FAST, f"hydra.run.dir={tmp_path}/run", *overrides, cwd=tmp_path, timeout=60
+    )
+    assert out.returncode != 0
+    assert message in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr
+    assert not (tmp_path / "run" / "tb").exists()  # checked before any work started
+
+
+def test_bad_layout_file_names_file_line_column(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("#####\n#S..#\n#.#?#\n#..G#\n#####\n")
+    out = run_app(
+        "mazerl.train",
+        *FAST,
+        f"hydra.run.dir={tmp_path}/run",
+        f"maze.layout={bad}",
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert out.returncode == 2
+    assert out.stderr.strip() == f"error: {bad}:3:4: unknown character '?' (use '#', '.', 'S', 'G')"
+
+
+def test_base_checkpoint_of_another_policy_is_rejected(train, tmp_path, base_cache):
+    base = next(base_cache.glob("*/base.pt"), None)
+    if base is None:  # make one
+        train("train.iterations=1", run_dir=tmp_path / "seed")
+        base = next(base_cache.glob("*/base.pt"))
+    out, _ = train(f"base.path={base}", "policy.hidden=48", check=False)
+    assert out.returncode == 2
+    assert "holds a different policy (differs in policy.hidden)" in out.stderr
+    out = run_app("mazerl.eval.app", "checkpoint=/no/ckpt.pt", cwd=tmp_path, timeout=60)
+    assert out.returncode == 2 and "checkpoint /no/ckpt.pt does not exist" in out.stderr
+
+
+def _nan_loss(**kwargs):
+    loss, metrics = POLICY_LOSSES.get("clip")(**kwargs)
+    return loss * float("nan"), metrics
+
+
+def test_non_finite_steps_are_skipped_counted_and_stop_the_run(tmp_path, base_cache):
+    if "nan_for_test" not in POLICY_LOSSES:
+        POLICY_LOSSES.register("nan_for_test")(_nan_loss)
+    register_configs()
+    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+        cfg = compose(
+            config_name="config",
+            overrides=[
+                *FAST,
+                f"base.cache_dir={base_cache}",
+                "algo.loss=nan_for_test",
+                "train.max_bad_steps=3",
+                "train.checkpoint_every=1",
+                "train.iterations=10",
+            ],
+            return_hydra_config=True,
+        )
+    with open_dict(cfg):
+        cfg.hydra.runtime.output_dir = str(tmp_path / "run")
+    HydraConfig.instance().set_config(cfg)
+    with open_dict(cfg):
+        del cfg["hydra"]
+    with pytest.raises(TrainingError, match="3 iterations in a row had a non-finite loss"):
+        train(cfg)
+    ckpts = sorted((tmp_path / "run" / "checkpoints").glob("*.pt"))
+    assert [p.name for p in ckpts] == ["ckpt_0000001.pt", "ckpt_0000002.pt"]
+    skipped = [v for _, v in scalars(tmp_path / "run")["train/skipped_steps"]]
+    assert skipped == [1.0, 2.0, 3.0]
+    # parameters never changed: the last good checkpoint equals the base model
+    base = torch.load(next(base_cache.glob("*/base.pt")), weights_only=False)["policy_state"]
+    last = torch.load(ckpts[-1], weights_only=False)["policy_state"]
+    assert all(torch.equal(base[k], last[k]) for k in base)
+
+
+def test_resume_refuses_a_checkpoint_of_another_config(train, tmp_path):
+    _, run = train("train.iterations=2", run_dir=tmp_path / "r")
+    (run / "metrics.json").unlink()
+    out, _ = train("train.iterations=4", "focal.gamma=1.0", run_dir=run, check=False)
+    assert out.returncode == 2
+    assert "was written by a different config (differs in focal.gamma)" in out.stderr
+    out, _ = train("train.iterations=4", run_dir=run)  # more iterations: resumes
+    assert "resuming from" in out.stdout and metrics(run)["iterations"] == 4
