@@ -137,7 +137,7 @@ def test_typos_and_wrong_types_fail_at_composition(composed):
 
 
 def test_validation_names_the_key(composed):
-    with pytest.raises(ConfigError, match="train.group_size must be >= 2"):
+    with pytest.raises(ConfigError, match=r"train\.group_size must be >= 2"):
         validate(composed("train.group_size=1"))
     with pytest.raises(ConfigError, match=r"eval.ks must be in \[1, eval.n=256\]"):
         validate(composed("eval.ks=[1,512]"))
