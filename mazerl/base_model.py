@@ -210,7 +210,8 @@ def obtain_base(
         policy, _ = load_base(base_cfg.path, cfg_parts["policy"], device)
         return policy, Path(base_cfg.path).expanduser().parent
     key_base = {k: v for k, v in cfg_parts["base"].items() if k not in ("path", "cache_dir")}
-    key = config_hash(cfg_parts["maze"], cfg_parts["policy"], key_base, sorted(excluded))
+    key_maze = {k: v for k, v in cfg_parts["maze"].items() if k != "pool_size"}  # RL only
+    key = config_hash(key_maze, cfg_parts["policy"], key_base, sorted(excluded))
     folder = cache_root(base_cfg) / key
     ckpt_path = folder / "base.pt"
     with _locked(folder.parent / f".{folder.name}.lock"):

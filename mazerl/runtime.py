@@ -9,7 +9,7 @@ import torch
 from mazerl.errors import ConfigError
 
 # independent random streams derived from the run seed (`rng(seed, STREAM, ...)`)
-STREAM_TRAIN_MAZES, STREAM_SAMPLING = 1, 3
+STREAM_TRAIN_MAZES, STREAM_SAMPLING, STREAM_TRAIN_POOL = 1, 3, 4
 
 
 def select_device(name: str) -> torch.device:

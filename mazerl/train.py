@@ -39,6 +39,8 @@ from mazerl.rollout import Rollouts, generate, score
 from mazerl.runtime import (
     STREAM_SAMPLING,
     STREAM_TRAIN_MAZES,
+    STREAM_TRAIN_POOL,
+    rng,
     select_device,
     setup,
     torch_generator,
@@ -129,16 +131,31 @@ def lr_factor(it: int, total: int, warmup: int, schedule: str) -> float:
     return 1.0
 
 
-def collect(policy, cfg, spec, excluded, it, device) -> tuple[Rollouts, int]:
+class TrainingMazes:
+    """Training prompts: fresh mazes every iteration (`maze.pool_size=0`), or draws without
+    replacement from a fixed pool of `pool_size` mazes. Both skip evaluation mazes and depend
+    only on (seed, iteration, round), so a resumed run draws exactly the same mazes."""
+
+    def __init__(self, spec, pool_size: int, excluded: set[bytes], seed: int) -> None:
+        self.spec, self.excluded, self.seed = spec, excluded, seed
+        self.pool = sample_mazes(spec, pool_size, excluded, seed, STREAM_TRAIN_POOL)
+
+    def draw(self, count: int, it: int, rounds: int) -> list:
+        keys = (self.seed, STREAM_TRAIN_MAZES, it, rounds)
+        if not self.pool:
+            return sample_mazes(self.spec, count, self.excluded, *keys)
+        idx = rng(*keys).choice(len(self.pool), size=min(count, len(self.pool)), replace=False)
+        return [self.pool[i] for i in idx]
+
+
+def collect(policy, cfg, mazes_source, it, device) -> tuple[Rollouts, int]:
     """Sample the iteration's groups. With DAPO's dynamic sampling, groups with all-equal
     rewards are dropped and more mazes are drawn (up to `dynamic_sampling_max_rounds` extra
     rounds) to refill the batch. Returns the rollouts and the rounds used."""
     t, a = cfg.train, cfg.algo
     parts, kept, rounds = [], 0, 0
     while True:
-        mazes = sample_mazes(
-            spec, t.num_prompts, excluded, cfg.seed, STREAM_TRAIN_MAZES, it, rounds
-        )
+        mazes = mazes_source.draw(t.num_prompts, it, rounds)
         r = generate(
             policy,
             mazes,
@@ -248,6 +265,7 @@ def train(cfg: DictConfig) -> dict:
         log=log,
     )
     base_eval = BaseEvaluation.load_or_run(base_dir, base_policy, sets, cfg, device, log)
+    training_mazes = TrainingMazes(spec, cfg.maze.pool_size, excluded, cfg.seed)
     policy = copy.deepcopy(base_policy).train()
     ref_policy = base_policy if algo.kl_beta > 0 else None
     optimizer = torch.optim.AdamW(
@@ -314,7 +332,7 @@ def train(cfg: DictConfig) -> dict:
         for it in range(start, total):
             # ---- rollouts: num_prompts mazes x group_size samples, scored by the stepper
             t0 = time.time()
-            rollouts, rounds = collect(policy, cfg, spec, excluded, it, device)
+            rollouts, rounds = collect(policy, cfg, training_mazes, it, device)
             t_rollout = time.time() - t0
 
             # ---- group advantages x focal weight, then the clipped update(s)

@@ -62,7 +62,7 @@ def test_smoke_run_writes_tensorboard_metrics_and_checkpoints(train):
     assert "_hparams_/session_start_info" in acc.PluginTagToContent("hparams")
     m = metrics(run)
     assert m["iterations"] == 6 and m["hparams"]["algo"] == "grpo"
-    assert m["hparams"]["gamma"] == 0.5 and m["hparams"]["group_size"] == 4
+    assert m["hparams"]["gamma"] == 0.5 and m["hparams"]["group_size"] == 8
     assert set(m["final"]) >= {"eval/id/pass@1", "eval/id/pass@32", "eval/id/exact_pass@32"}
     assert m["base"]["eval/id/pass@1"] == pytest.approx(
         m["final"]["eval/id/pass@1"] - m["final"]["eval/id/delta_pass@1_vs_base"]

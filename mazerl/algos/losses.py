@@ -46,6 +46,13 @@ def seq_mean_token_sum_norm(loss: torch.Tensor, mask: torch.Tensor) -> torch.Ten
     return masked(loss, mask).sum() / (mask.shape[0] * mask.shape[1])
 
 
+@AGGREGATIONS.register("token-sum")
+def token_sum(loss: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Sum over all response tokens, unnormalised: the update grows with the number of
+    samples (the categorical simulation's `paper_categorical` preset, see README)."""
+    return masked(loss, mask).sum()
+
+
 def _masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return (masked(x, mask).sum() / mask.sum().clamp(min=1)).detach()
 
@@ -108,6 +115,26 @@ def clip_loss(
     metrics["clipfrac_high"] = _masked_mean(((ratio > 1 + clip_high) & (adv > 0)).float(), mask)
     per_token = _add_kl(-surrogate, logp, ref_logp, kl_beta, mask, metrics)
     return AGGREGATIONS.get(agg)(per_token, mask), metrics
+
+
+@POLICY_LOSSES.register("linear")
+def linear_loss(
+    *,
+    logp: torch.Tensor,
+    old_logp: torch.Tensor,
+    advantages: torch.Tensor,
+    mask: torch.Tensor,
+    entropy: torch.Tensor | None = None,
+    agg: str = "token-mean",
+    **_: object,
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """The linear surrogate of the paper's categorical analysis (F-GRPO Appendix J, after
+    BroRL, arXiv 2510.01180): L_t = -A pi_theta(a_t), so dL/dz_i = -A p_a (1[i = a] - p_i),
+    the update of Eq. 5. Not a policy-gradient estimator (its gradient carries an extra p)."""
+    adv = advantages if advantages.dim() == 2 else advantages[:, None]
+    ratio = torch.exp(logp - old_logp)
+    metrics = _common_metrics(ratio, logp, old_logp, mask, entropy)
+    return AGGREGATIONS.get(agg)(-adv * logp.exp(), mask), metrics
 
 
 @POLICY_LOSSES.register("cispo")

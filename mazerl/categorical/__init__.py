@@ -1,0 +1,2 @@
+"""The paper's categorical abstraction: closed forms, Monte Carlo and a batched softmax
+simulation trained with any registered objective."""
