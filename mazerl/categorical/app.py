@@ -72,7 +72,7 @@ def plot_tail_miss(p: float, n_obs: int, path: Path) -> None:
     n = np.unique(np.logspace(0, 17, 400).astype(int))
     fig, ax = plt.subplots(figsize=(6, 4))
     for rho in RHOS:
-        peak, value = peak_group_size(p, rho * p)
+        peak = peak_group_size(p, rho * p)[0]
         ax.plot(n, tail_miss(n, p, rho * p), label=f"tau = {rho:g} p (peak N={peak})")
     ax.plot(n, active(n, p), "k:", label="Pr(active)")
     ax.axvline(n_obs, color="grey", lw=0.8)
