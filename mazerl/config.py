@@ -120,7 +120,7 @@ class Config:
     logger: LoggerConfig = field(default_factory=LoggerConfig)
     seed: int = 0
     device: str = "auto"  # auto | cpu | cuda | cuda:N
-    threads: int = 0  # torch threads; 0: cores / parallel jobs of the launcher
+    threads: int = 0  # torch threads; 0: from the launcher (see runtime.job_threads)
     checkpoint: str | None = None  # mazerl-eval: the checkpoint to evaluate
 
 

@@ -21,18 +21,24 @@ def select_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def launcher_parallelism() -> int:
-    """How many jobs the Hydra launcher runs at once on this machine (1 outside Hydra)."""
+def job_threads() -> int:
+    """Torch threads for this job, from the Hydra launcher running it: joblib runs `n_jobs`
+    jobs at once, so cores / n_jobs each; Ray and SLURM reserve `ray.remote.num_cpus` (default 1)
+    and `cpus_per_task` CPUs per job; otherwise (basic launcher, no Hydra) all cores."""
     try:
         from hydra.core.hydra_config import HydraConfig
 
         launcher = HydraConfig.get().launcher
     except (ImportError, ValueError):
-        return 1
-    n_jobs = launcher.get("n_jobs") if "n_jobs" in launcher else None
-    if n_jobs is None:
-        return 1
-    return cpu_count() if n_jobs < 0 else max(1, int(n_jobs))
+        return cpu_count()
+    if "n_jobs" in launcher:
+        n = int(launcher.n_jobs)
+        return max(1, cpu_count() // (cpu_count() if n < 0 else max(n, 1)))
+    if "ray" in launcher:  # a Ray task reserves 1 CPU unless told otherwise
+        return int(launcher.ray.remote.get("num_cpus") or 1)
+    if launcher.get("cpus_per_task"):
+        return int(launcher.cpus_per_task)
+    return cpu_count()
 
 
 def cpu_count() -> int:
@@ -41,9 +47,9 @@ def cpu_count() -> int:
 
 def setup(seed: int, threads: int, device: torch.device) -> int:
     """Seed python/numpy/torch, turn on deterministic algorithms, set torch threads
-    (`threads` = 0: the cores divided by the launcher's parallel jobs). Returns the threads."""
+    (`threads` = 0: `job_threads()`). Returns the threads."""
     if threads == 0:
-        threads = max(1, cpu_count() // launcher_parallelism())
+        threads = job_threads()
     torch.set_num_threads(threads)
     random.seed(seed)
     np.random.seed(seed % 2**32)

@@ -1,0 +1,148 @@
+"""Sweeps: presets, launchers (joblib, local Ray) and the summarizer."""
+
+import json
+
+import numpy as np
+import pytest
+import yaml
+from conftest import FAST, run_app
+from torch.utils.tensorboard import SummaryWriter
+
+from mazerl.summarize import summarize
+
+
+@pytest.mark.parametrize(
+    "launcher",
+    ["hydra/launcher=joblib", "hydra/launcher=ray_local"],
+    ids=["joblib", "ray"],
+)
+def test_smoke_sweep_lands_every_job(tmp_path, base_cache, launcher):
+    sweep = tmp_path / "sweep"
+    extra = ["hydra.launcher.ray.init.num_cpus=2"] if "ray" in launcher else []
+    out = run_app(
+        "mazerl.train",
+        "-m",
+        *FAST,
+        launcher,
+        *extra,
+        f"hydra.sweep.dir={sweep}",
+        f"base.cache_dir={base_cache}",
+        "train.iterations=3",
+        cwd=tmp_path,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    jobs = sorted(p for p in sweep.iterdir() if p.is_dir())
+    assert [j.name for j in jobs] == [  # the preset's sweep: N x gamma
+        "focal.gamma=0,train.group_size=4,train.iterations=3",
+        "focal.gamma=0,train.group_size=8,train.iterations=3",
+        "focal.gamma=0.5,train.group_size=4,train.iterations=3",
+        "focal.gamma=0.5,train.group_size=8,train.iterations=3",
+    ]
+    for job in jobs:
+        m = json.loads((job / "metrics.json").read_text())
+        assert m["iterations"] == 3 and "eval/id/pass@1" in m["final"]
+        assert any((job / "tb").iterdir())
+    table = summarize(sweep)
+    assert "4 runs, 4 finished" in table and "Missing" not in table
+
+
+def _fake_run(root, name, overrides, finals, curve):
+    """A run folder as a launcher leaves it: .hydra/, tb events (real SummaryWriter),
+    metrics.json."""
+    run = root / name
+    (run / ".hydra").mkdir(parents=True)
+    (run / ".hydra" / "overrides.yaml").write_text(yaml.safe_dump(overrides))
+    writer = SummaryWriter(str(run / "tb"))
+    for step, value in enumerate(curve, start=1):
+        writer.add_scalar("train/success_rate", value, step)
+    writer.add_scalar("eval/id/pass@1", finals["eval/id/pass@1"], len(curve))
+    writer.close()
+    base = {"eval/id/pass@1": 0.3, "eval/id/pass@8": 0.6, "eval/id/success_rate": 0.3}
+    final = dict(finals)
+    for k in list(finals):
+        final[k.replace("/pass@", "/delta_pass@") + "_vs_base"] = finals[k] - base[k]
+    (run / "metrics.json").write_text(json.dumps({"final": final, "base": base}))
+    return run
+
+
+def test_summary_numbers_by_hand(tmp_path):
+    sweep = tmp_path / "sweep"
+    values = {  # (gamma, seed) -> pass@1, pass@8
+        ("0", "0"): (0.2, 0.50),
+        ("0", "1"): (0.4, 0.60),
+        ("0", "2"): (0.6, 0.70),
+        ("0.5", "0"): (0.5, 0.9),
+        ("0.5", "1"): (0.7, 0.9),
+    }
+    for (g, s), (p1, p8) in values.items():
+        _fake_run(
+            sweep,
+            f"g{g}_s{s}",
+            [f"focal.gamma={g}", f"seed={s}", "train.group_size=8"],
+            {"eval/id/pass@1": p1, "eval/id/pass@8": p8},
+            [0.1, 0.2, 0.3],
+        )
+    crashed = sweep / "g1_s0"
+    (crashed / ".hydra").mkdir(parents=True)
+    (crashed / ".hydra" / "overrides.yaml").write_text(
+        "- focal.gamma=1\n- seed=0\n- train.group_size=8\n"
+    )
+    (crashed / "checkpoints").mkdir()
+    (crashed / "checkpoints" / "ckpt_0000002.pt").write_bytes(b"x")
+    half = _fake_run(
+        sweep,
+        "g1_s1",
+        ["focal.gamma=1", "seed=1", "train.group_size=8"],
+        {"eval/id/pass@1": 0.1, "eval/id/pass@8": 0.1},
+        [0.1],
+    )
+    (half / "metrics.json").write_text('{"final": {"eval/id/pa')  # half-written
+
+    table = summarize(sweep)
+    # gamma 0: pass@1 mean of 0.2, 0.4, 0.6 = 0.4, SE = std(ddof=1) / sqrt(3) = 0.2 / 1.732
+    # columns: pass@1, pass@8, then the changes against the base (0.3 and 0.6)
+    assert (
+        "| focal.gamma=0 | 3 | 0.400 ± 0.115 | 0.600 ± 0.058 | 0.100 ± 0.115 | 0.000 ± 0.058 |"
+        in table
+    )
+    # gamma 0.5: mean of 0.5, 0.7 = 0.6, SE = 0.1414 / 1.414 = 0.1; pass@8 identical: SE 0
+    assert (
+        "| focal.gamma=0.5 | 2 | 0.600 ± 0.100 | 0.900 ± 0.000 | 0.300 ± 0.100 | 0.300 ± 0.000 |"
+        in table
+    )
+    assert "7 runs, 5 finished" in table
+    assert "- g1_s0: unfinished (last checkpoint ckpt_0000002.pt)" in table
+    assert "- g1_s1: unreadable metrics.json (JSONDecodeError)" in table
+    rows = (sweep / "summary.csv").read_text().splitlines()
+    assert rows[0].startswith("group,n_seeds,eval/id/pass@1,eval/id/pass@1_se")
+    first = rows[1].split(",")
+    assert first[0] == "focal.gamma=0" and float(first[2]) == pytest.approx(0.4)
+    assert float(first[3]) == pytest.approx(np.std([0.2, 0.4, 0.6], ddof=1) / np.sqrt(3))
+    for png in ("pass_at_k.png", "curves.png"):
+        assert (sweep / png).stat().st_size > 5000
+    assert (sweep / "summary.md").read_text() == table
+
+
+def test_summarize_cli_errors(tmp_path):
+    out = run_app("mazerl.summarize", str(tmp_path / "nope"), cwd=tmp_path)
+    assert out.returncode == 2 and "sweep dir" in out.stderr and "does not exist" in out.stderr
+    out = run_app("mazerl.summarize", str(tmp_path), cwd=tmp_path)
+    assert out.returncode == 2 and "no runs under" in out.stderr
+
+
+def test_presets_declare_their_sweeps():
+    root = __import__("mazerl.train", fromlist=["CONF_DIR"]).CONF_DIR
+    expected = {
+        "maze_group_sweep": {
+            "train.group_size": "4,8,16,32,64,128",
+            "focal.gamma": "0,0.5,1.0",
+            "seed": "0,1,2",
+        },
+        "maze_transfer": {"algo": "grpo,dapo,cispo", "focal.gamma": "0,0.5", "seed": "0,1,2"},
+        "gamma_sweep": {"focal.gamma": "0,0.25,0.5,1,2", "seed": "0,1,2"},
+        "smoke": {"train.group_size": "4,8", "focal.gamma": "0,0.5"},
+    }
+    for name, params in expected.items():
+        cfg = yaml.safe_load(open(f"{root}/experiment/{name}.yaml"))
+        assert {k: str(v) for k, v in cfg["hydra"]["sweeper"]["params"].items()} == params
