@@ -1,6 +1,7 @@
 """Sweeps: presets, launchers (joblib, local Ray) and the summarizer."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -132,7 +133,8 @@ def test_summarize_cli_errors(tmp_path):
 
 
 def test_presets_declare_their_sweeps():
-    root = __import__("mazerl.train", fromlist=["CONF_DIR"]).CONF_DIR
+    from mazerl.train import CONF_DIR
+
     expected = {
         "maze_group_sweep": {
             "train.group_size": "4,8,16,32,64,128",
@@ -144,5 +146,5 @@ def test_presets_declare_their_sweeps():
         "smoke": {"train.group_size": "4,8", "focal.gamma": "0,0.5"},
     }
     for name, params in expected.items():
-        cfg = yaml.safe_load(open(f"{root}/experiment/{name}.yaml"))
+        cfg = yaml.safe_load(Path(f"{CONF_DIR}/experiment/{name}.yaml").read_text())
         assert {k: str(v) for k, v in cfg["hydra"]["sweeper"]["params"].items()} == params
