@@ -203,6 +203,8 @@ def obtain_base(
     log: Callable[[str], None] = print,
 ) -> tuple[SequencePolicy, Path]:
     """The base policy for this config: `base.path`, the cache, or trained now (and cached).
+    It learns from `spec`'s mazes: perfect mazes (one route), also for braid runs, whose
+    longer routes thereby start rare.
 
     `cfg_parts` holds the resolved `maze`, `policy` and `base` sections that key the cache.
     Returns the policy and the folder where its evaluations are stored."""
@@ -210,7 +212,9 @@ def obtain_base(
         policy, _ = load_base(base_cfg.path, cfg_parts["policy"], device)
         return policy, Path(base_cfg.path).expanduser().parent
     key_base = {k: v for k, v in cfg_parts["base"].items() if k not in ("path", "cache_dir")}
-    key_maze = {k: v for k, v in cfg_parts["maze"].items() if k != "pool_size"}  # RL only
+    # RL-only settings: the base model learns from perfect mazes of the same size
+    rl_only = ("pool_size", "routes", "route_lengths")
+    key_maze = {k: v for k, v in cfg_parts["maze"].items() if k not in rl_only}
     key = config_hash(key_maze, cfg_parts["policy"], key_base, sorted(excluded))
     folder = cache_root(base_cfg) / key
     ckpt_path = folder / "base.pt"

@@ -9,7 +9,8 @@ groups runs by the swept keys except `seed`, and writes into SWEEP_DIR:
 - maze sweeps: `pass_at_k.png` (pass@k versus k per group), `curves.png` (training success
   rate and evaluation pass@1 over iterations, seed bands) and, when N is swept,
   `pass_vs_n.png` (the largest-k pass versus N per method, with the categorical tail-miss
-  curve overlaid as a regime guide); categorical sweeps: `final_vs_n.png`.
+  curve overlaid as a regime guide) and, for braid mazes, `routes.png` (rare-route mass over
+  training, routes retained versus N); categorical sweeps: `final_vs_n.png`.
 The markdown table is also printed.
 """
 
@@ -35,6 +36,7 @@ import matplotlib.pyplot as plt
 MAZE_KS = (1, 8, 64, 256)
 CATEGORICAL_KEYS = ("q_pos", "m_ret", "rare_mass", "forgotten")
 N_KEYS = ("train.group_size", "sim.group_size")
+ROUTE_KEYS = ("rare_mass", "common_mass", "forgotten", "distinct_found")
 
 
 @dataclass
@@ -119,7 +121,8 @@ def metric_columns(finished: list[Run]) -> list[str]:
                 chosen.append(ks[-1])  # the largest k the evaluation allows
             cols += [f"eval/{s}/pass@{k}" for k in chosen]
             cols += [f"eval/{s}/delta_pass@{k}_vs_base" for k in chosen]
-        return cols
+        route_cols = [f"routes/id/{k}" for k in ROUTE_KEYS]
+        return cols + [c for c in route_cols if all(c in f for f in finals)]
     return [k for k in CATEGORICAL_KEYS if all(k in f for f in finals)]
 
 
@@ -163,7 +166,12 @@ def markdown(cols: list[str], rows: list[dict], runs: list[Run]) -> str:
     ]
     sections: dict[str, list[str]] = defaultdict(list)
     for c in cols:
-        sections[c.split("/")[1] if c.startswith("eval/") else "final"].append(c)
+        if c.startswith("eval/"):
+            sections[c.split("/")[1]].append(c)
+        else:
+            sections[
+                "routes (id set, exact masses)" if c.startswith("routes/") else "final"
+            ].append(c)
     for name, section in sections.items():
         if rows:
             heads = [
@@ -315,6 +323,64 @@ def plot_maze(sweep: Path, runs: list[Run], cols: list[str], rows: list[dict]) -
     return out
 
 
+def plot_routes(sweep: Path, runs: list[Run]) -> Path:
+    """Rare-route mass over training per group (seed bands) and routes retained versus N."""
+    finished = [r for r in runs if r.metrics is not None]
+    keys = swept_keys(runs)
+    groups: dict[str, list[Run]] = defaultdict(list)
+    for r in finished:
+        groups[group_label(r, keys)].append(r)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    for label in sorted(groups, key=_natural):
+        curves = [read_curves(r, ("routes/train_rare_mass",)) for r in groups[label]]
+        series = [c["routes/train_rare_mass"] for c in curves if "routes/train_rare_mass" in c]
+        if series:
+            _band(axes[0], series, label)
+    axes[0].set(
+        xlabel="iteration",
+        ylabel="exact mass of base-rare routes",
+        title="rare-route mass over training",
+    )
+    axes[0].legend(fontsize=7)
+    n_key = next((k for k in N_KEYS if k in keys), None)
+    methods: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in finished:
+        config = yaml.safe_load((r.path / ".hydra" / "config.yaml").read_text())
+        retained = config["maze"]["routes"] - r.metrics["final"]["routes/id/forgotten"]
+        method = (
+            ", ".join(
+                f"{k}={r.overrides[k]}"
+                for k in keys
+                if k not in (n_key, "seed") and k in r.overrides
+            )
+            or "all"
+        )
+        methods[method][int(r.overrides.get(n_key, 0)) if n_key else 0].append(retained)
+    for method, by_n in sorted(methods.items()):
+        ns = sorted(by_n)
+        stats = [mean_se(by_n[n]) for n in ns]
+        axes[1].errorbar(
+            ns,
+            [m for m, _ in stats],
+            yerr=[e for _, e in stats],
+            marker="o",
+            capsize=3,
+            label=method,
+        )
+    axes[1].set(
+        xscale="log" if n_key else "linear",
+        xlabel="group size N",
+        ylabel="routes per maze not forgotten",
+        title="routes retained",
+    )
+    axes[1].legend(fontsize=7)
+    fig.tight_layout()
+    path = sweep / "routes.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def plot_categorical(sweep: Path, runs: list[Run], cols: list[str]) -> list[Path]:
     finished = [r for r in runs if r.metrics is not None]
     keys = swept_keys(runs)
@@ -358,6 +424,8 @@ def summarize(sweep: Path) -> str:
     if rows:
         if any(c.startswith("eval/") for c in cols):
             plot_maze(sweep, runs, cols, rows)
+            if any(c.startswith("routes/") for c in cols):
+                plot_routes(sweep, runs)
         else:
             plot_categorical(sweep, runs, cols)
     return text

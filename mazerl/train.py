@@ -12,6 +12,7 @@ Outputs (in the Hydra run dir): `tb/` TensorBoard events, `checkpoints/`, `eval/
 """
 
 import copy
+import dataclasses
 import json
 import math
 import signal
@@ -34,6 +35,7 @@ from mazerl.config import register_configs, to_container, validate
 from mazerl.envs.maze_env import EVENTS
 from mazerl.errors import CheckpointError, UserError
 from mazerl.eval.evaluate import build_sets, excluded_keys, maze_spec
+from mazerl.eval.routes import rare_routes, route_masses, tail_miss_stats
 from mazerl.eval.runner import BaseEvaluation, evaluate_all, log_eval
 from mazerl.rollout import Rollouts, generate, score
 from mazerl.runtime import (
@@ -218,6 +220,19 @@ def update(policy, ref_policy, optimizer, rollouts, advantages, algo, train_cfg)
     return {k: v / max(steps, 1) for k, v in sums.items()}, skipped
 
 
+def route_tracking(policy, base_policy, rollouts: Rollouts, cfg) -> dict[str, float]:
+    """Tail-miss rate of this iteration's groups (mixed rewards, no rare route sampled) and
+    its closed form at the exact p and tau of the sampling policy; rare routes are those the
+    base model gives less than RARE_FRACTION of the maze's success mass."""
+    device = rollouts.actions.device
+    mass = route_masses(policy, rollouts.mazes, cfg.train.temperature, device)
+    base = route_masses(base_policy, rollouts.mazes, cfg.train.temperature, device)
+    width = mass.shape[1]
+    valid = np.array([[k < len(m.routes) for k in range(width)] for m in rollouts.mazes])
+    rare = rare_routes(base, valid)
+    return tail_miss_stats(rollouts.rewards_by_group, rollouts.route, rare, mass)
+
+
 def rollout_metrics(r: Rollouts) -> dict[str, float]:
     rewards = r.rewards_by_group
     events = torch.bincount(r.event.clamp(min=0), minlength=len(EVENTS)).float() / len(r.event)
@@ -257,7 +272,7 @@ def train(cfg: DictConfig) -> dict:
     # ---- the base policy and its evaluation (computed once, stored with it)
     base_policy, base_dir = obtain_base(
         parts,
-        spec,
+        dataclasses.replace(spec, routes=1),  # the base model learns from perfect mazes
         cfg.base,
         allow_revisits=cfg.maze.allow_revisits,
         excluded=excluded,
@@ -334,6 +349,10 @@ def train(cfg: DictConfig) -> dict:
             t0 = time.time()
             rollouts, rounds = collect(policy, cfg, training_mazes, it, device)
             t_rollout = time.time() - t0
+
+            if cfg.maze.routes > 1:  # exact route masses: tail misses, rare-route mass
+                for k, v in route_tracking(policy, base_policy, rollouts, cfg).items():
+                    writer.add_scalar(f"routes/{k}", v, it + 1)
 
             # ---- group advantages x focal weight, then the clipped update(s)
             advantages, group_metrics = group_advantages(rollouts.rewards_by_group, algo, focal)

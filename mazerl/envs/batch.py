@@ -217,9 +217,13 @@ class MazeVectorEnv(VectorEnv):
         b = self._batch
         assert b is not None, "call reset() before step()"
         fresh = self._autoreset
-        for i in np.flatnonzero(fresh):  # only the ended envs: new mazes
-            b.load_one(int(i), self.maze_spec.sample(self._rngs[i]))
         fresh_t = torch.as_tensor(fresh)
+        if self.maze_spec.fixed is not None:  # a fixed maze: reset in place, vectorised
+            if fresh.any():
+                b.reset(fresh_t)
+        else:  # procedural mazes: only the ended envs draw a new one
+            for i in np.flatnonzero(fresh):
+                b.load_one(int(i), self.maze_spec.sample(self._rngs[i]))
         b.done |= fresh_t  # the reset envs ignore this step's action
         result = b.step(torch.as_tensor(np.asarray(actions), dtype=torch.long))
         b.done &= ~fresh_t

@@ -54,7 +54,8 @@ class MazeEnv(gym.Env):
 
     ## Arguments
     `size`, `height`, `width`, `generator` (`dfs`, `prim`, `kruskal`, `wilson`),
-    `start_goal` (`corners`, `random`, `farthest`), `layout` (shipped name or file path),
+    `start_goal` (`corners`, `random`, `farthest`), `layout` (shipped name, file path or a
+    `Maze` object),
     `allow_revisits`, `max_steps`, `render_mode` (`"ansi"` or `"rgb_array"`), `routes` (> 1:
     braid mazes with exactly that many simple routes, each rewarded; `info["route"]` says
     which was taken) and `route_lengths` (`equal` or `short_common`).

@@ -18,7 +18,7 @@ BRAID_ATTEMPTS = 200
 class MazeSpec:
     """A distribution over mazes.
 
-    Either a fixed `layout` (shipped name or file path), or a `generator` run on a
+    Either a fixed `layout` (shipped name, file path or a `Maze`), or a `generator` run on a
     `height x width` cell lattice with a start/goal `start_goal` placement. `size` sets both
     sides when `height`/`width` are not given. `routes` > 1 makes braid mazes with exactly
     that many simple routes (`route_lengths`: equal or short_common), or requires a layout
@@ -30,7 +30,7 @@ class MazeSpec:
     width: int | None = None
     generator: str = "prim"
     start_goal: str = "corners"
-    layout: str | None = None
+    layout: "str | Maze | None" = None
     routes: int = 1
     route_lengths: str = "equal"
 
@@ -51,7 +51,9 @@ class MazeSpec:
     @cached_property
     def fixed(self) -> Maze | None:
         """The layout's maze, loaded and validated once; None for generated mazes."""
-        return None if self.layout is None else layouts.load(self.layout, self.routes)
+        if self.layout is None or isinstance(self.layout, Maze):
+            return self.layout
+        return layouts.load(self.layout, self.routes)
 
     @property
     def grid_shape(self) -> tuple[int, int]:

@@ -123,6 +123,8 @@ def evaluate_set(
     mazes = eval_set.mazes
     chunk = max(1, batch_rollouts // n)
     correct = np.zeros(len(mazes), dtype=np.int64)
+    n_routes = max(len(m.routes) for m in mazes)
+    route_counts = np.zeros((len(mazes), n_routes), dtype=np.int64)
     pictures = []
     policy.eval()
     for lo in range(0, len(mazes), chunk):
@@ -137,6 +139,9 @@ def evaluate_set(
             device=device,
         )
         correct[lo : lo + len(part)] = r.rewards_by_group.sum(1).long().cpu().numpy()
+        ids = r.route.reshape(len(part), n).cpu().numpy()
+        maze_idx = np.broadcast_to(np.arange(lo, lo + len(part))[:, None], ids.shape)
+        np.add.at(route_counts, (maze_idx[ids >= 0], ids[ids >= 0]), 1)
         for i in range(max(0, min(images - lo, len(part)))):
             paths = [
                 replay(
@@ -155,22 +160,22 @@ def evaluate_set(
         out[f"pass@{k}_se"] = standard_error(per_maze)
     out["success_rate"] = float((correct / n).mean())
     out["coverage"] = float((correct > 0).mean())
-    p_exact = None
+    out["per_maze"] = {"successes": correct.tolist(), "n": n, "exact_p": None}
     if not allow_revisits:  # with revisits many sequences succeed: no exact value
+        chunks = range(0, len(mazes), 256)
         logp = torch.cat(
-            [
-                route_logprobs(policy, mazes[lo : lo + 256], temperature, device)
-                for lo in range(0, len(mazes), 256)
-            ]
+            [route_logprobs(policy, mazes[lo : lo + 256], temperature, device) for lo in chunks]
         )
-        p_exact = logp.exp().sum(-1).clamp(max=1.0).numpy()
+        mass = logp.exp().double()
+        p_exact = mass.sum(-1).clamp(max=1.0).numpy()
         for k in exact_ks:
             out[f"exact_pass@{k}"] = float(exact_pass_at_k(p_exact, k).mean())
-    out["per_maze"] = {
-        "successes": correct.tolist(),
-        "n": n,
-        "exact_p": None if p_exact is None else p_exact.tolist(),
-    }
+        out["per_maze"]["exact_p"] = p_exact.tolist()
+        if n_routes > 1:
+            out["per_maze"]["route_mass"] = mass.numpy().tolist()
+            out["per_maze"]["route_valid"] = torch.isfinite(logp).numpy().tolist()
+    if n_routes > 1:
+        out["per_maze"]["route_counts"] = route_counts.tolist()
     out["images"] = pictures
     return out
 

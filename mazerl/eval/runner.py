@@ -11,6 +11,7 @@ from mazerl.base_model import _locked, config_hash
 from mazerl.checkpoint import write_json_atomic
 from mazerl.config import to_container
 from mazerl.eval.evaluate import EvalSet, evaluate_set, scalars
+from mazerl.eval.routes import eval_route_metrics
 from mazerl.runtime import torch_generator
 
 STREAM_EVAL_SAMPLING = 21
@@ -60,8 +61,17 @@ def log_eval(
             if is_pass and k in base.get(name, {}):
                 flat[f"eval/{name}/delta_{k}_vs_base"] = v - base[name][k]
         if "per_maze" in metrics and "per_maze" in base.get(name, {}):
-            split = difficulty_split(metrics["per_maze"], base[name]["per_maze"])
+            now, then = metrics["per_maze"], base[name]["per_maze"]
+            split = difficulty_split(now, then)
             flat.update({f"eval/{name}/{k}": v for k, v in split.items()})
+            if "route_mass" in now and "route_mass" in then:
+                route = eval_route_metrics(
+                    np.array(now["route_mass"]),
+                    np.array(then["route_mass"]),
+                    np.array(now["route_valid"]),
+                    (np.array(now["route_counts"]) > 0).sum(1),
+                )
+                flat.update({f"routes/{name}/{k}": v for k, v in route.items()})
         for j, img in enumerate(metrics.get("images", [])[:images]):
             writer.add_image(f"images/{name}/{j}", img, step, dataformats="HWC")
     for k, v in flat.items():

@@ -1,0 +1,360 @@
+"""`mazerl-bench`: throughput figures, each against a reference measured in the same process.
+
+Prints one JSON line per figure, then a table. Figures:
+  1. env_steps_per_s   batched stepper (and the VectorEnv on it) vs gymnasium SyncVectorEnv
+  2. generation        rollout tokens/s per policy at 64x8 and 256x8, time outside the network
+  3. token_cost        tokens/s of policy.step at max length 32, 64, 128 (O(1) per token?)
+  4. iteration_ms      one training iteration by phase
+  5. flops             achieved FLOP/s of the policy in generation and update vs torch matmul
+  6. smoke_sweep_s     wall time of `mazerl-train -m experiment=smoke` (joblib)
+Every timing is the median of repeats with min and max. `--quick` runs in under a minute.
+
+Generation is measured with the policy's full network running at every step but the action
+taken from the maze's solution, so episodes have the length a good policy produces whatever
+the weights (an untrained policy hits a wall after about two moves).
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from mazerl.algos import AlgoConfig, FocalConfig, group_advantages, policy_loss
+from mazerl.envs.batch import MazeBatch, MazeVectorEnv
+from mazerl.envs.maze import replay
+from mazerl.envs.maze_env import MazeEnv
+from mazerl.envs.spec import MazeSpec
+from mazerl.policy import build_policy
+from mazerl.policy.gru import GruConfig
+from mazerl.policy.tokens import N_ACTIONS
+from mazerl.policy.transformer import TransformerConfig
+from mazerl.rollout import generate, score
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_SIZE = 5
+POLICIES = {  # the shipped CPU configs (conf/policy/gru.yaml, transformer.yaml)
+    "gru": GruConfig(hidden=64, encoder_layers=6),
+    "transformer": TransformerConfig(layers=2, hidden=128, heads=4, kv_heads=2, ffn=512),
+}
+
+
+def timed(fn, repeats: int) -> dict:
+    fn()  # warm-up
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return {"median": float(np.median(times)), "min": min(times), "max": max(times)}
+
+
+class SolutionFollower(torch.nn.Module):
+    """Runs the wrapped policy's `step` (timed) and takes the maze's solution move."""
+
+    def __init__(self, policy, mazes, group_size: int) -> None:
+        super().__init__()
+        self.policy, self.inside = policy, 0.0
+        h, w = mazes[0].shape
+        table = torch.full((len(mazes), h, w), 4, dtype=torch.long)
+        for i, m in enumerate(mazes):
+            for cell, move in zip(replay(m.grid, m.start, m.solution), m.solution, strict=False):
+                table[(i, *cell)] = move
+        self.table = table.repeat_interleave(group_size, 0)
+
+    def prefill(self, prompts, group_size, max_len):
+        t0 = time.perf_counter()
+        state = self.policy.prefill(prompts, group_size, max_len)
+        self.inside += time.perf_counter() - t0
+        return state
+
+    def step(self, state, prev, pos):
+        t0 = time.perf_counter()
+        logits, state = self.policy.step(state, prev, pos)
+        self.inside += time.perf_counter() - t0
+        move = self.table[torch.arange(len(pos)), pos[:, 0], pos[:, 1]]
+        forced = torch.full_like(logits, -1e4).scatter(1, move[:, None], 1e4)
+        return forced, state
+
+
+def env_figure(n_envs: int, steps: int, repeats: int) -> dict:
+    maze = MazeSpec(size=8).sample(np.random.default_rng(0))
+    actions = np.random.default_rng(1).integers(4, size=(steps, n_envs))
+    actions_t = torch.as_tensor(actions)
+    sync = gym.vector.SyncVectorEnv([lambda: MazeEnv(layout=maze) for _ in range(n_envs)])
+    vec = MazeVectorEnv(n_envs, layout=maze)
+    batch = MazeBatch([maze] * n_envs)
+
+    def run_sync():
+        sync.reset(seed=0)
+        for a in actions:
+            sync.step(a)
+
+    def run_vec():
+        vec.reset(seed=0)
+        for a in actions:
+            vec.step(a)
+
+    def run_batch():  # the trainer's stepper, with a vectorised reset of ended rows
+        batch.reset()
+        for a in actions_t:
+            batch.step(a)
+            if bool(batch.done.any()):
+                batch.reset(batch.done)
+
+    out = {"figure": "env_steps_per_s", "n_envs": n_envs}
+    for name, fn, reps in (
+        ("batched", run_batch, repeats),
+        ("vector_env", run_vec, repeats),
+        ("sync_vector_env", run_sync, max(1, repeats // 2)),
+    ):
+        t = timed(fn, reps)
+        out[name] = n_envs * steps / t["median"]
+        out[f"{name}_range"] = [n_envs * steps / t["max"], n_envs * steps / t["min"]]
+    out["ratio_vs_sync"] = out["batched"] / out["sync_vector_env"]
+    out["vector_env_ratio_vs_sync"] = out["vector_env"] / out["sync_vector_env"]
+    return out
+
+
+def generation_figure(name: str, prompts: int, group: int, repeats: int) -> dict:
+    torch.manual_seed(0)
+    policy = build_policy(POLICIES[name]).eval()
+    mazes = [MazeSpec(size=DEFAULT_SIZE).sample(np.random.default_rng(i)) for i in range(prompts)]
+    follower = SolutionFollower(policy, mazes, group)
+    tokens = []
+
+    def run():
+        follower.inside = 0.0
+        r = generate(follower, mazes, group, generator=torch.Generator().manual_seed(0))
+        tokens.append(float(r.mask.sum()))
+
+    follower.inside = 0.0
+    t = timed(run, repeats)
+    inside = follower.inside  # of the last repeat
+    total = t["median"]
+    return {
+        "figure": "generation",
+        "policy": name,
+        "prompts": prompts,
+        "group_size": group,
+        "tokens_per_s": tokens[-1] / total,
+        "tokens": tokens[-1],
+        "seconds": t,
+        "outside_network_frac": max(0.0, 1 - inside / total),
+        "params": policy.num_parameters(),
+    }
+
+
+def token_cost_figure(name: str, repeats: int) -> dict:
+    """tokens/s of `policy.step` alone for 64 x 8 rows at max length 32, 64 and 128."""
+    torch.manual_seed(0)
+    policy = build_policy(POLICIES[name]).eval()
+    spec = MazeSpec(size=DEFAULT_SIZE)
+    from mazerl.policy.tokens import encode
+
+    prompts = encode([spec.sample(np.random.default_rng(i)) for i in range(64)])
+    b = 64 * 8
+    out = {"figure": "token_cost", "policy": name}
+    for length in (32, 64, 128):
+        prev = torch.randint(0, N_ACTIONS, (length, b), generator=torch.Generator().manual_seed(0))
+        pos = torch.ones(b, 2, dtype=torch.long)
+
+        def run(length=length, prev=prev, pos=pos):
+            with torch.inference_mode():
+                state = policy.prefill(prompts, 8, length)
+                _, state = policy.step(state, torch.full((b,), 5), pos)
+                for t in range(length - 1):
+                    _, state = policy.step(state, prev[t], pos)
+
+        t = timed(run, repeats)
+        out[f"tokens_per_s@{length}"] = b * length / t["median"]
+    out["ratio_128_vs_32"] = out["tokens_per_s@128"] / out["tokens_per_s@32"]
+    return out
+
+
+def iteration_figure(repeats: int) -> dict:
+    """One iteration at the default config (GRU, 5x5 mazes, 32 prompts x 8), by phase."""
+    torch.manual_seed(0)
+    policy = build_policy(POLICIES["gru"])
+    opt = torch.optim.AdamW(policy.parameters(), lr=1e-4)
+    spec = MazeSpec(size=DEFAULT_SIZE)
+    algo, focal = AlgoConfig(), FocalConfig(gamma=0.5)
+    phases: dict[str, list[float]] = {k: [] for k in ("mazes", "rollout", "advantages", "update")}
+    for rep in range(repeats + 1):
+        t0 = time.perf_counter()
+        mazes = [spec.sample(np.random.default_rng([rep, i])) for i in range(32)]
+        t1 = time.perf_counter()
+        follower = SolutionFollower(policy, mazes, 8)
+        r = generate(follower, mazes, 8, generator=torch.Generator().manual_seed(rep))
+        r.reward[::3] = 0.0  # mixed groups, so the update has work to do
+        t2 = time.perf_counter()
+        adv, _ = group_advantages(r.rewards_by_group, algo, focal)
+        t3 = time.perf_counter()
+        logp, ent = score(policy, r)
+        loss, _ = policy_loss(
+            algo, logp=logp, old_logp=r.logp, advantages=adv.flatten(), mask=r.mask, entropy=ent
+        )
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        t4 = time.perf_counter()
+        if rep:  # the first is a warm-up
+            for k, a, b in (
+                ("mazes", t0, t1),
+                ("rollout", t1, t2),
+                ("advantages", t2, t3),
+                ("update", t3, t4),
+            ):
+                phases[k].append((b - a) * 1e3)
+    out = {"figure": "iteration_ms", "policy": "gru", "prompts": 32, "group_size": 8}
+    out.update({k: float(np.median(v)) for k, v in phases.items()})
+    out["total"] = sum(out[k] for k in phases)
+    return out
+
+
+def policy_flops(name: str, repeats: int) -> tuple[float, float]:
+    """Achieved FLOP/s of one policy: generation (64 x 8 rollouts) and update (forward +
+    backward of the rollouts' log-probs), FLOPs counted by torch's FlopCounterMode."""
+    torch.manual_seed(0)
+    policy = build_policy(POLICIES[name])
+    mazes = [MazeSpec(size=DEFAULT_SIZE).sample(np.random.default_rng(i)) for i in range(64)]
+    follower = SolutionFollower(policy, mazes, 8)
+
+    def gen():
+        return generate(follower, mazes, 8, generator=torch.Generator().manual_seed(0))
+
+    def upd():
+        score(policy, r)[0].sum().backward()
+
+    with FlopCounterMode(display=False) as counter:
+        r = gen()
+    gen_rate = counter.get_total_flops() / timed(gen, repeats)["median"]
+    with FlopCounterMode(display=False) as counter:
+        upd()
+    return gen_rate, counter.get_total_flops() / timed(upd, repeats)["median"]
+
+
+def flops_figure(repeats: int) -> dict:
+    n = 2048
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    peak = 2 * n**3 / timed(lambda: a @ b, repeats)["median"]
+    out = {"figure": "flops", "matmul_flops_per_s": peak}
+    for name in POLICIES:
+        gen_rate, upd_rate = policy_flops(name, repeats)
+        out[f"{name}_generation_flops_per_s"] = gen_rate
+        out[f"{name}_update_flops_per_s"] = upd_rate
+        out[f"{name}_generation_frac_of_matmul"] = gen_rate / peak
+        out[f"{name}_update_frac_of_matmul"] = upd_rate / peak
+    return out
+
+
+def smoke_sweep_figure() -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mazerl.train",
+                "-m",
+                "experiment=smoke",
+                "hydra/launcher=joblib",
+                f"hydra.sweep.dir={tmp}/sweep",
+                f"base.cache_dir={tmp}/cache",
+                "logger.progress=off",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=tmp,
+            env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        )
+        wall = time.perf_counter() - t0
+    return {"figure": "smoke_sweep_s", "jobs": 4, "seconds": wall, "ok": out.returncode == 0}
+
+
+def table(results: list[dict]) -> str:
+    lines = ["", f"{'figure':28s} value"]
+    for r in results:
+        f = r["figure"]
+        if f == "env_steps_per_s":
+            lines.append(
+                f"{'env steps/s @' + str(r['n_envs']):28s} batched {r['batched']:.3g}, "
+                f"VectorEnv {r['vector_env']:.3g}, SyncVectorEnv "
+                f"{r['sync_vector_env']:.3g}  (x{r['ratio_vs_sync']:.0f}, "
+                f"x{r['vector_env_ratio_vs_sync']:.0f})"
+            )
+        elif f == "generation":
+            label = f"gen {r['policy']} {r['prompts']}x{r['group_size']}"
+            lines.append(
+                f"{label:28s} "
+                f"{r['tokens_per_s']:.3g} tokens/s, outside network "
+                f"{100 * r['outside_network_frac']:.0f}%"
+            )
+        elif f == "token_cost":
+            lines.append(
+                f"{'tokens/s vs length ' + r['policy']:28s} "
+                + ", ".join(
+                    f"{k.split('@')[1]}: {v:.3g}"
+                    for k, v in r.items()
+                    if k.startswith("tokens_per_s@")
+                )
+                + f"  (128/32 = {r['ratio_128_vs_32']:.2f})"
+            )
+        elif f == "iteration_ms":
+            lines.append(
+                f"{'iteration ms (gru 32x8)':28s} "
+                + ", ".join(
+                    f"{k} {r[k]:.0f}" for k in ("mazes", "rollout", "advantages", "update", "total")
+                )
+            )
+        elif f == "flops":
+            lines.append(f"{'matmul FLOP/s':28s} {r['matmul_flops_per_s']:.3g}")
+            for name in POLICIES:
+                lines.append(
+                    f"{'  ' + name + ' of matmul peak':28s} generation "
+                    f"{100 * r[name + '_generation_frac_of_matmul']:.1f}%, update "
+                    f"{100 * r[name + '_update_frac_of_matmul']:.1f}%"
+                )
+        elif f == "smoke_sweep_s":
+            lines.append(f"{'smoke sweep (4 jobs)':28s} {r['seconds']:.1f} s (ok={r['ok']})")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(prog="mazerl-bench", description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="under a minute: fewer repeats")
+    ap.add_argument("--threads", type=int, default=0, help="torch threads (0: all cores)")
+    args = ap.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    reps = 2 if args.quick else 5
+    results = []
+
+    def emit(r):
+        results.append(r)
+        print(json.dumps(r), flush=True)
+
+    for n in (64, 256, 1024):
+        emit(env_figure(n, steps=50 if args.quick else 200, repeats=reps))
+    for name in POLICIES:
+        for prompts in (64, 256):
+            if args.quick and name == "transformer" and prompts == 256:
+                continue
+            emit(generation_figure(name, prompts, 8, reps))
+        emit(token_cost_figure(name, 1 if args.quick else 3))
+    emit(iteration_figure(2 if args.quick else 5))
+    emit(flops_figure(1 if args.quick else 3))
+    emit(smoke_sweep_figure())
+    print(table(results))
+
+
+if __name__ == "__main__":
+    main()

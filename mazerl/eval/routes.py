@@ -1,0 +1,75 @@
+"""Per-route metrics for mazes with several known routes (braid mazes, `maze.routes` > 1).
+
+Every route's probability under the policy is exact: the product of its token probabilities
+(`route_logprobs`, one teacher-forced pass). A route is *rare* when the base model gives it
+less than `rare_fraction` of the maze's success probability, and *forgotten* when its mass
+falls below `forget_fraction` of its base mass. The tail-miss event of the paper (Lemma 3.1)
+is measured per training group: mixed rewards and no sample on a rare route, next to the
+closed form at the group's exact p (total route mass) and tau (rare route mass).
+"""
+
+import numpy as np
+import torch
+
+from mazerl.categorical.theory import tail_miss
+from mazerl.eval.evaluate import route_logprobs
+
+RARE_FRACTION = 0.2
+FORGET_FRACTION = 0.1
+
+
+def route_masses(policy, mazes, temperature: float, device) -> np.ndarray:
+    """`[M, R]` exact probability of each route (0 for missing routes)."""
+    out = []
+    for lo in range(0, len(mazes), 256):
+        out.append(route_logprobs(policy, mazes[lo : lo + 256], temperature, device).exp())
+    return torch.cat(out).double().numpy()
+
+
+def rare_routes(base_mass: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """`[M, R]` bool: valid routes with less than RARE_FRACTION of the base success mass."""
+    total = base_mass.sum(1, keepdims=True)
+    return valid & (base_mass < RARE_FRACTION * np.maximum(total, 1e-300))
+
+
+def eval_route_metrics(
+    mass: np.ndarray, base_mass: np.ndarray, valid: np.ndarray, found: np.ndarray
+) -> dict[str, float]:
+    """Scalars for one evaluation set: exact route masses (mean over mazes, by route id),
+    rare- and common-route mass, forgotten routes per maze, distinct routes found."""
+    rare = rare_routes(base_mass, valid)
+    common = valid & ~rare
+    out = {
+        "rare_mass": float((mass * rare).sum(1).mean()),
+        "common_mass": float((mass * common).sum(1).mean()),
+        "rare_routes_per_maze": float(rare.sum(1).mean()),
+        "forgotten": float((valid & (mass < FORGET_FRACTION * base_mass)).sum(1).mean()),
+        "distinct_found": float(found.mean()),
+    }
+    for k in range(mass.shape[1]):
+        out[f"mass_route_{k}"] = float(mass[:, k][valid[:, k]].mean()) if valid[:, k].any() else 0.0
+    return out
+
+
+def tail_miss_stats(
+    rewards: torch.Tensor, route: torch.Tensor, rare: np.ndarray, mass: np.ndarray
+) -> dict[str, float]:
+    """Measured and closed-form tail-miss rate for one iteration's groups.
+
+    rewards `[P, G]`, route `[P*G]` route ids (-1 on failure), rare `[P, R]`, mass `[P, R]`
+    the sampling policy's exact route masses."""
+    p_groups, g = rewards.shape
+    ids = route.reshape(p_groups, g).cpu().numpy()
+    wins = rewards.sum(1).cpu().numpy()
+    mixed = (wins > 0) & (wins < g)
+    hit_rare = np.array([any(r >= 0 and rare[i, r] for r in ids[i]) for i in range(p_groups)])
+    p = mass.sum(1)
+    tau = (mass * rare).sum(1)
+    closed = tail_miss(g, np.clip(p, 0, 1), np.clip(tau, 0, None))
+    has_rare = rare.any(1)
+    return {
+        "tail_miss_rate": float((mixed & ~hit_rare)[has_rare].mean()) if has_rare.any() else 0.0,
+        "tail_miss_closed_form": float(closed[has_rare].mean()) if has_rare.any() else 0.0,
+        "train_rare_mass": float(tau.mean()),
+        "train_success_mass": float(p.mean()),
+    }
