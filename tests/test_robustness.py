@@ -120,6 +120,7 @@ def test_relaunched_sweep_skips_finished_jobs_and_resumes_unfinished(tmp_path, b
         "train.iterations=4",
         "train.checkpoint_every=1",
         "train.eval_every=0",
+        "train.group_size=8",  # replaces the smoke preset's own N sweep
         "focal.gamma=0,0.5",
     ]
     first = run_app("mazerl.train", *args, cwd=tmp_path)

@@ -80,7 +80,7 @@ def test_rl_improves_on_the_base_policy(train, tmp_path, sees_position):
     """On small mazes the trained policy solves clearly more than the base (fixed seed)."""
     _, run = train(
         "train.iterations=80",
-        "train.num_prompts=16",
+        "train.num_prompts=32",
         "train.group_size=8",
         "train.eval_every=0",
         "eval.n=64",
@@ -90,7 +90,8 @@ def test_rl_improves_on_the_base_policy(train, tmp_path, sees_position):
     )
     m = metrics(run)
     base, final = m["base"]["eval/id/pass@1"], m["final"]["eval/id/pass@1"]
-    assert final > base + 0.15, (base, final)  # measured: 0.32 -> 0.58 and 0.28 -> 0.54
+    # measured over seeds 0-2: +0.18 to +0.21 without positions, +0.49 to +0.51 with
+    assert final > base + 0.1, (base, final)
     reward = [v for _, v in scalars(run)["train/reward_mean"]]
     assert sum(reward[-10:]) / 10 > sum(reward[:10]) / 10
 

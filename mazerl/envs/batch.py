@@ -38,8 +38,10 @@ class Step:
 
 
 class MazeBatch:
-    """B mazes stepped together. State tensors: `pos [B, 2]`, `visited [B, H*W]`, `steps [B]`,
-    `done [B]`, `success [B]`, `route [B]`."""
+    """B mazes stepped together. State tensors: `pos [B, 2]`, `steps [B]`, `done [B]`,
+    `success [B]`, `on_route [B, R]`, and `visited [B, H*W]`: the episode number `episode [B]`
+    at which each cell was last entered, so that a reset only increments `episode` instead of
+    clearing the whole grid."""
 
     def __init__(
         self,
@@ -107,23 +109,27 @@ class MazeBatch:
     def reset(self, mask: torch.Tensor | None = None) -> None:
         """Put the masked rows (all when None) back at their start."""
         b = len(self.mazes)
+        start = self._flat(self.start)[:, None]
         if mask is None:
             self.pos = self.start.clone()
-            self.visited = torch.zeros(b, self.H * self.W, dtype=torch.bool, device=self.device)
+            self.episode = torch.ones(b, dtype=torch.int32, device=self.device)
+            self.visited = torch.zeros(b, self.H * self.W, dtype=torch.int32, device=self.device)
             self.steps = torch.zeros(b, dtype=torch.long, device=self.device)
             self.done = torch.zeros(b, dtype=torch.bool, device=self.device)
             self.success = torch.zeros(b, dtype=torch.bool, device=self.device)
             self.on_route = self.route_len >= 0  # [B, R]: route still matches the moves so far
-            self.visited.scatter_(1, self._flat(self.pos)[:, None], True)
+            self.visited.scatter_(1, start, self.episode[:, None])
             return
-        self.pos[mask] = self.start[mask]
-        self.visited[mask] = False
-        self.steps[mask] = 0
-        self.done[mask] = False
-        self.success[mask] = False
-        self.on_route[mask] = self.route_len[mask] >= 0
-        rows = mask.nonzero().squeeze(1)
-        self.visited[rows, self._flat(self.pos[rows])] = True
+        # elementwise selects on [B]-sized state only; the grid is not touched but at start
+        keep = ~mask
+        self.episode += mask.int()
+        self.pos = torch.where(mask[:, None], self.start, self.pos)
+        self.steps = torch.where(mask, 0, self.steps)
+        self.done &= keep
+        self.success &= keep
+        self.on_route = torch.where(mask[:, None], self.route_len >= 0, self.on_route)
+        entered = torch.where(mask, self.episode, self.visited.gather(1, start).squeeze(1))
+        self.visited.scatter_(1, start, entered[:, None])
 
     def _flat(self, pos: torch.Tensor) -> torch.Tensor:
         return pos[:, 0] * self.W + pos[:, 1]
@@ -138,11 +144,12 @@ class MazeBatch:
         wall = ~stop & (~inside | self.walls.gather(1, flat).squeeze(1))
         moved = active & ~stop & ~wall
         goal = moved & (nxt == self.goal).all(1)
-        revisit = moved & ~goal & self.visited.gather(1, flat).squeeze(1)
+        here = self.visited.gather(1, flat).squeeze(1)
+        revisit = moved & ~goal & (here == self.episode)
         if self.allow_revisits:
             revisit = torch.zeros_like(revisit)
         self.pos = torch.where(moved[:, None], nxt, self.pos)
-        self.visited.scatter_(1, flat, moved[:, None] | self.visited.gather(1, flat))
+        self.visited.scatter_(1, flat, torch.where(moved, self.episode, here)[:, None])
         # route tracking: a route stays matched while its move at this step equals the action
         t = self.steps.clamp(max=self.routes.shape[2] - 1)[:, None, None]
         here = self.routes.gather(2, t.expand(-1, self.routes.shape[1], 1)).squeeze(2)

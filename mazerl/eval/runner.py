@@ -104,12 +104,13 @@ class BaseEvaluation:
 
 def difficulty_split(per_maze: dict, base_per_maze: dict, threshold: float = 0.1) -> dict:
     """Mean success on the mazes the base model solved rarely (rate < threshold) and on the
-    rest: where forgetting of rare successes shows."""
+    rest: where forgetting of rare successes shows. An empty split is left out, not NaN."""
     base = np.array(base_per_maze["successes"]) / base_per_maze["n"]
     now = np.array(per_maze["successes"]) / per_maze["n"]
     rare = base < threshold
-    return {
-        "rare_success_mazes": float(rare.mean()),
-        "success_on_rare": float(now[rare].mean()) if rare.any() else float("nan"),
-        "success_on_common": float(now[~rare].mean()) if (~rare).any() else float("nan"),
-    }
+    out = {"rare_success_mazes": float(rare.mean())}
+    if rare.any():
+        out["success_on_rare"] = float(now[rare].mean())
+    if (~rare).any():
+        out["success_on_common"] = float(now[~rare].mean())
+    return out
