@@ -68,7 +68,7 @@ def test_stop_action_and_mixed_shapes():
     assert step.reward.tolist() == [0.0, 1.0] and batch.success.tolist() == [False, True]
     # the padding outside the 5x5 maze is wall
     batch.reset()
-    assert batch.walls.reshape(2, 11, 11)[0, 5:, :].all()
+    assert batch.walls.shape == (2, 11, 11) and batch.walls[0, 5:, :].all()
 
 
 def test_route_ids_in_multi_route_maze():

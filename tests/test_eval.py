@@ -18,6 +18,8 @@ class NoisyFollower(SequencePolicy):
     other 4 actions with (1 - q) / 4; elsewhere it picks uniformly. Only the solution reaches
     the goal, so its success probability on a maze with an L-move solution is exactly q^L."""
 
+    sees_position = True  # it looks its move up by cell
+
     def __init__(self, mazes, q: float) -> None:
         super().__init__()
         self.q = q

@@ -18,7 +18,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from mazerl.envs.maze import DELTAS, Maze
+from mazerl.envs.maze import Maze
 from mazerl.envs.maze_env import EVENTS, GOAL, MOVE, REVISIT, STOP, WALL, default_max_steps
 from mazerl.envs.spec import MazeSpec
 
@@ -38,10 +38,16 @@ class Step:
 
 
 class MazeBatch:
-    """B mazes stepped together. State tensors: `pos [B, 2]`, `steps [B]`, `done [B]`,
-    `success [B]`, `on_route [B, R]`, and `visited [B, H*W]`: the episode number `episode [B]`
-    at which each cell was last entered, so that a reset only increments `episode` instead of
-    clearing the whole grid."""
+    """B mazes stepped together.
+
+    Each grid is padded to the batch's common `(H, W)` plus a one-cell wall border, flattened,
+    and given one extra always-blocked cell that the stop action leads to; a move is then one
+    gather, with no bounds checks. State `[B]`: `flat` (the padded flat cell; `pos` gives
+    `(row, col)`), `steps`,
+    `done`, `success`, `event` and `route` (how and by which route each episode ended), and
+    `visited [B, cells]`: the episode number (`episode [B]`) at which each cell was last
+    entered, so that a reset increments `episode` instead of clearing the grid.
+    """
 
     def __init__(
         self,
@@ -53,8 +59,10 @@ class MazeBatch:
         self.device = torch.device(device)
         self.allow_revisits = allow_revisits
         self.max_steps_arg = max_steps
-        self.deltas = torch.tensor((*DELTAS, (0, 0)), dtype=torch.long, device=self.device)
         self.load(mazes)
+
+    def _t(self, a) -> torch.Tensor:
+        return torch.as_tensor(np.asarray(a), device=self.device)
 
     def load(self, mazes: Sequence[Maze]) -> None:
         """Replace all mazes (shapes may differ: smaller ones are padded with walls)."""
@@ -62,28 +70,51 @@ class MazeBatch:
         b = len(self.mazes)
         self.H = max(m.shape[0] for m in self.mazes)
         self.W = max(m.shape[1] for m in self.mazes)
+        self.stride = self.W + 2
+        cells = (self.H + 2) * self.stride
+        self.stop_cell = cells  # the extra blocked cell
+        # flat offsets of UP, DOWN, LEFT, RIGHT; stop is handled by `_targets`
+        self.offsets = self._t([-self.stride, self.stride, -1, 1, 0])
         r = max(len(m.routes) for m in self.mazes)
         length = max(len(route) for m in self.mazes for route in m.routes)
-        walls = np.ones((b, self.H, self.W), dtype=bool)
+        blocked = np.ones((b, cells + 1), dtype=bool)
         routes = np.full((b, r, max(length, 1)), -1, dtype=np.int64)
         route_len = np.full((b, r), -1, dtype=np.int64)
         for i, m in enumerate(self.mazes):
-            walls[i, : m.shape[0], : m.shape[1]] = m.grid == 1
+            blocked[i, :cells] = self._padded(m).reshape(-1)
             for k, route in enumerate(m.routes):
                 routes[i, k, : len(route)] = route
                 route_len[i, k] = len(route)
-        t = lambda a: torch.as_tensor(a, device=self.device)  # noqa: E731
-        self.walls = t(walls).reshape(b, -1)
-        self.start = t(np.array([m.start for m in self.mazes], dtype=np.int64))
-        self.goal = t(np.array([m.goal for m in self.mazes], dtype=np.int64))
-        self.routes, self.route_len = t(routes), t(route_len)
-        self.max_steps = t(
-            np.array(
-                [self.max_steps_arg or default_max_steps(m, self.allow_revisits) for m in mazes],
-                dtype=np.int64,
-            )
-        )
+        self.blocked = self._t(blocked)
+        self.start = self._t([m.start for m in self.mazes]).long()
+        self.start_flat = self._flat(self.start)
+        self.goal = self._t([m.goal for m in self.mazes]).long()
+        self.goal_flat = self._flat(self.goal)
+        self.routes, self.route_len = self._t(routes), self._t(route_len)
+        self.track_routes = r > 1 or self.allow_revisits
+        self.max_steps = self._t(
+            [self.max_steps_arg or default_max_steps(m, self.allow_revisits) for m in mazes]
+        ).long()
         self.reset()
+
+    def _padded(self, maze: Maze) -> np.ndarray:
+        grid = np.ones((self.H + 2, self.W + 2), dtype=bool)
+        grid[1 : maze.shape[0] + 1, 1 : maze.shape[1] + 1] = maze.grid == 1
+        return grid
+
+    @property
+    def pos(self) -> torch.Tensor:
+        """`[B, 2]` current `(row, col)` of every row, derived from the flat index."""
+        return torch.stack([self.flat // self.stride - 1, self.flat % self.stride - 1], 1)
+
+    @property
+    def walls(self) -> torch.Tensor:
+        """`[B, H, W]` bool, the grids without the border (padding beyond a maze is wall)."""
+        grid = self.blocked[:, : self.stop_cell].reshape(len(self.mazes), self.H + 2, -1)
+        return grid[:, 1:-1, 1:-1]
+
+    def _flat(self, pos: torch.Tensor) -> torch.Tensor:
+        return (pos[:, 0] + 1) * self.stride + pos[:, 1] + 1
 
     def load_one(self, i: int, maze: Maze) -> None:
         """Replace maze `i` by one of the same grid shape and reset it."""
@@ -94,14 +125,17 @@ class MazeBatch:
             self.routes = torch.nn.functional.pad(self.routes, (0, grow_l, 0, grow_r), value=-1)
             self.route_len = torch.nn.functional.pad(self.route_len, (0, grow_r), value=-1)
             self.on_route = torch.nn.functional.pad(self.on_route, (0, grow_r), value=False)
+        self.track_routes = self.track_routes or len(maze.routes) > 1
         self.mazes[i] = maze
-        self.walls[i] = torch.as_tensor(maze.grid.reshape(-1) == 1, device=self.device)
-        self.start[i] = torch.tensor(maze.start, device=self.device)
-        self.goal[i] = torch.tensor(maze.goal, device=self.device)
+        self.blocked[i, : self.stop_cell] = self._t(self._padded(maze).reshape(-1))
+        self.start[i] = self._t(maze.start)
+        self.start_flat[i] = self._flat(self.start[i : i + 1])[0]
+        self.goal[i] = self._t(maze.goal)
+        self.goal_flat[i] = self._flat(self.goal[i : i + 1])[0]
         self.routes[i] = -1
         self.route_len[i] = -1
         for k, route in enumerate(maze.routes):
-            self.routes[i, k, : len(route)] = torch.tensor(route, device=self.device)
+            self.routes[i, k, : len(route)] = self._t(route)
             self.route_len[i, k] = len(route)
         self.max_steps[i] = self.max_steps_arg or default_max_steps(maze, self.allow_revisits)
         self.reset(torch.arange(len(self.mazes), device=self.device) == i)
@@ -109,64 +143,69 @@ class MazeBatch:
     def reset(self, mask: torch.Tensor | None = None) -> None:
         """Put the masked rows (all when None) back at their start."""
         b = len(self.mazes)
-        start = self._flat(self.start)[:, None]
+        start = self.start_flat[:, None]
         if mask is None:
-            self.pos = self.start.clone()
+            self.flat = self.start_flat.clone()
             self.episode = torch.ones(b, dtype=torch.int32, device=self.device)
-            self.visited = torch.zeros(b, self.H * self.W, dtype=torch.int32, device=self.device)
+            cells = self.blocked.shape[1]
+            self.visited = torch.zeros(b, cells, dtype=torch.int32, device=self.device)
+            self.visited.scatter_(1, start, self.episode[:, None])
             self.steps = torch.zeros(b, dtype=torch.long, device=self.device)
             self.done = torch.zeros(b, dtype=torch.bool, device=self.device)
             self.success = torch.zeros(b, dtype=torch.bool, device=self.device)
+            self.event = torch.full((b,), MOVE, dtype=torch.long, device=self.device)
+            self.route = torch.full((b,), -1, dtype=torch.long, device=self.device)
             self.on_route = self.route_len >= 0  # [B, R]: route still matches the moves so far
-            self.visited.scatter_(1, start, self.episode[:, None])
             return
         # elementwise selects on [B]-sized state only; the grid is not touched but at start
         keep = ~mask
         self.episode += mask.int()
-        self.pos = torch.where(mask[:, None], self.start, self.pos)
+        self.flat = torch.where(mask, self.start_flat, self.flat)
         self.steps = torch.where(mask, 0, self.steps)
         self.done &= keep
         self.success &= keep
+        self.event = torch.where(mask, MOVE, self.event)
+        self.route = torch.where(mask, -1, self.route)
         self.on_route = torch.where(mask[:, None], self.route_len >= 0, self.on_route)
         entered = torch.where(mask, self.episode, self.visited.gather(1, start).squeeze(1))
         self.visited.scatter_(1, start, entered[:, None])
 
-    def _flat(self, pos: torch.Tensor) -> torch.Tensor:
-        return pos[:, 0] * self.W + pos[:, 1]
-
     def step(self, actions: torch.Tensor) -> Step:
         """Apply `actions [B]` (0-3 moves, 4 stop) to every row that has not ended."""
         active = ~self.done
-        nxt = self.pos + self.deltas[actions]
-        inside = (nxt[:, 0] >= 0) & (nxt[:, 0] < self.H) & (nxt[:, 1] >= 0) & (nxt[:, 1] < self.W)
-        flat = self._flat(nxt).clamp(0, self.H * self.W - 1)[:, None]
         stop = actions == STOP_ACTION
-        wall = ~stop & (~inside | self.walls.gather(1, flat).squeeze(1))
-        moved = active & ~stop & ~wall
-        goal = moved & (nxt == self.goal).all(1)
-        here = self.visited.gather(1, flat).squeeze(1)
-        revisit = moved & ~goal & (here == self.episode)
+        target = torch.where(stop, self.stop_cell, self.flat + self.offsets[actions])
+        blocked = self.blocked.gather(1, target[:, None]).squeeze(1)
+        moved = active & ~blocked
+        goal = moved & (target == self.goal_flat)
+        here = self.visited.gather(1, target[:, None]).squeeze(1)
         if self.allow_revisits:
-            revisit = torch.zeros_like(revisit)
-        self.pos = torch.where(moved[:, None], nxt, self.pos)
-        self.visited.scatter_(1, flat, torch.where(moved, self.episode, here)[:, None])
-        # route tracking: a route stays matched while its move at this step equals the action
-        t = self.steps.clamp(max=self.routes.shape[2] - 1)[:, None, None]
-        here = self.routes.gather(2, t.expand(-1, self.routes.shape[1], 1)).squeeze(2)
-        self.on_route &= ~active[:, None] | (here == actions[:, None])
+            revisit = torch.zeros_like(moved)
+        else:
+            revisit = moved & (here == self.episode) & ~goal
+        self.flat = torch.where(moved, target, self.flat)
+        self.visited.scatter_(1, target[:, None], torch.where(moved, self.episode, here)[:, None])
+        if self.track_routes:  # a route stays matched while its move at this step matches
+            t = self.steps.clamp(max=self.routes.shape[2] - 1)[:, None, None]
+            move = self.routes.gather(2, t.expand(-1, self.routes.shape[1], 1)).squeeze(2)
+            self.on_route &= ~active[:, None] | (move == actions[:, None])
         self.steps += active.long()
-        event = torch.full_like(actions, MOVE)
-        event = torch.where(revisit, REVISIT, event)
-        event = torch.where(goal, GOAL, event)
-        event = torch.where(wall & active, WALL, event)
-        event = torch.where(stop & active, STOP, event)
+        # the event: MOVE = 0, DONE_ALREADY = -1, every other one ends the episode
+        event = torch.where(blocked, torch.where(stop, STOP, WALL), MOVE)
+        event = torch.where(goal, GOAL, torch.where(revisit, REVISIT, event))
         event = torch.where(active, event, DONE_ALREADY)
-        terminated = active & (event != MOVE)
-        truncated = active & ~terminated & (self.steps >= self.max_steps)
-        self.done |= terminated | truncated
+        terminated = event > MOVE
+        truncated = (event == MOVE) & (self.steps >= self.max_steps)
+        ended = terminated | truncated
+        if self.track_routes:
+            matched = self.on_route & (self.route_len == self.steps[:, None])
+            route = torch.where(goal & matched.any(1), matched.float().argmax(1), -1)
+        else:  # one route and no revisits: reaching the goal means route 0
+            route = goal.long() - 1
+        self.done |= ended
         self.success |= goal
-        matched = self.on_route & (self.route_len == self.steps[:, None])
-        route = torch.where(goal & matched.any(1), matched.float().argmax(1), -1)
+        self.event = torch.where(ended, event, self.event)
+        self.route = torch.where(goal, route, self.route)
         return Step(goal.float(), terminated, truncated, event, route)
 
 
@@ -199,7 +238,7 @@ class MazeVectorEnv(VectorEnv):
         b = self._batch
         n, h, w = self.num_envs, b.H, b.W
         grid = np.zeros((n, 3, h, w), dtype=np.uint8)
-        grid[:, 0] = b.walls.reshape(n, h, w).numpy()
+        grid[:, 0] = b.walls.numpy()
         rows = np.arange(n)
         start, goal = b.start.numpy(), b.goal.numpy()
         grid[rows, 1, start[:, 0], start[:, 1]] = 1

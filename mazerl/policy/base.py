@@ -42,8 +42,8 @@ class SequencePolicy(nn.Module):
         raise NotImplementedError
 
     def step(self, state: Any, prev: torch.Tensor, pos: torch.Tensor) -> tuple[torch.Tensor, Any]:
-        """`prev [B]` previous action (`BOS_ACTION` first), `pos [B, 2]` current cell ->
-        next-action logits `[B, N_ACTIONS]` and the new state."""
+        """`prev [B]` previous action (`BOS_ACTION` first), `pos [B, 2]` current cell (None
+        unless `sees_position`) -> next-action logits `[B, N_ACTIONS]` and the new state."""
         raise NotImplementedError
 
     def forward(
@@ -52,6 +52,11 @@ class SequencePolicy(nn.Module):
         """Teacher forcing: `actions [B, T]` taken, `positions [B, T, 2]` the cell before each
         action -> logits `[B, T, N_ACTIONS]` of every action given the ones before it."""
         raise NotImplementedError
+
+    @property
+    def sees_position(self) -> bool:
+        """Whether `step` reads `pos` (otherwise the caller may pass None)."""
+        return bool(self.cfg.sees_position)
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())

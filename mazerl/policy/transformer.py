@@ -69,9 +69,10 @@ def shared_prefix_attention(q, kp, vp, kr, vr, group_size: int) -> torch.Tensor:
     qp = q.reshape(p, g, kvh, rep, t, hd).transpose(1, 2).reshape(p, kvh, g * rep * t, hd)
     sp = (qp @ kp.transpose(-1, -2)) * scale
     sp = sp.reshape(p, kvh, g, rep, t, length).transpose(1, 2).reshape(b, kvh, rep, t, length)
-    # own scores: [B, kvh, rep, T, S], causal
-    qr = q.reshape(b, kvh, rep, t, hd)
-    sr = (qr @ kr[:, :, None].transpose(-1, -2)) * scale
+    # own scores: [B, kvh, rep*T, S], causal; the query heads of a KV group are folded into
+    # the rows so that this is a plain batched matmul (no broadcast copy of the cache)
+    qr = q.reshape(b, kvh, rep * t, hd)
+    sr = (qr @ kr.transpose(-1, -2)).reshape(b, kvh, rep, t, s) * scale
     allowed = (
         torch.arange(s, device=q.device)[None]
         <= (s - t + torch.arange(t, device=q.device))[:, None]
@@ -81,7 +82,7 @@ def shared_prefix_attention(q, kp, vp, kr, vr, group_size: int) -> torch.Tensor:
     wp = w[..., :length].reshape(p, g, kvh, rep, t, length).transpose(1, 2)
     out_p = (wp.reshape(p, kvh, g * rep * t, length) @ vp).reshape(p, kvh, g, rep, t, hd)
     out_p = out_p.transpose(1, 2).reshape(b, kvh, rep, t, hd)
-    out_r = w[..., length:] @ vr[:, :, None]
+    out_r = (w[..., length:].reshape(b, kvh, rep * t, s) @ vr).reshape(b, kvh, rep, t, hd)
     return (out_p + out_r).reshape(b, h, t, hd)
 
 
@@ -209,7 +210,7 @@ class TransformerPolicy(SequencePolicy):
             return state.first_logits, state
         logits = self._response(
             prev[:, None],
-            pos[:, None],
+            None if pos is None else pos[:, None],
             state.length,
             state.t,
             state.prompt_kv,
