@@ -222,6 +222,7 @@ def iteration_figure(repeats: int) -> dict:
                 phases[k].append((b - a) * 1e3)
     out = {"figure": "iteration_ms", "policy": "gru", "prompts": 32, "group_size": 8}
     out.update({k: float(np.median(v)) for k, v in phases.items()})
+    out.update({f"{k}_range": [min(v), max(v)] for k, v in phases.items()})
     out["total"] = sum(out[k] for k in phases)
     return out
 

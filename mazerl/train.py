@@ -15,6 +15,7 @@ import copy
 import dataclasses
 import json
 import math
+import random
 import signal
 import sys
 import time
@@ -310,6 +311,7 @@ def train(cfg: DictConfig) -> dict:
         start, skipped_total, elapsed0 = state["iteration"], state["skipped"], state["elapsed"]
         torch.set_rng_state(state["rng"]["torch"])
         np.random.set_state(state["rng"]["numpy"])
+        random.setstate(state["rng"]["python"])
         log(f"resuming from {latest} at iteration {start}")
 
     # events up to step `start` were logged before that checkpoint; anything later (a crash
@@ -333,7 +335,11 @@ def train(cfg: DictConfig) -> dict:
                 "elapsed": elapsed0 + time.time() - t_start,
                 "config": to_container(cfg),
                 "base": str(base_dir),
-                "rng": {"torch": torch.get_rng_state(), "numpy": np.random.get_state()},
+                "rng": {
+                    "torch": torch.get_rng_state(),
+                    "numpy": np.random.get_state(),
+                    "python": random.getstate(),
+                },
             },
             it,
         )
@@ -343,6 +349,7 @@ def train(cfg: DictConfig) -> dict:
     bar = tqdm(total=total, initial=start, disable=mode != "bar", desc="train", dynamic_ncols=True)
     t_start = time.time()
     train_scalars: dict[str, float] = {}
+    eval_pass1 = base_eval.scalars().get(f"eval/{sets[0].name}/pass@1", float("nan"))
     try:
         for it in range(start, total):
             # ---- rollouts: num_prompts mazes x group_size samples, scored by the stepper
@@ -393,20 +400,24 @@ def train(cfg: DictConfig) -> dict:
             if not last and cfg.train.eval_every and step % cfg.train.eval_every == 0:
                 t0 = time.time()
                 results = evaluate_all(policy, sets, cfg, device, cfg.eval.n_during, step)
-                log_eval(writer, results, base_eval.results, step, cfg.eval.images)
+                flat = log_eval(writer, results, base_eval.results, step, cfg.eval.images)
+                eval_pass1 = flat.get(f"eval/{sets[0].name}/pass@1", eval_pass1)
                 writer.add_scalar("time/eval_s", time.time() - t0, step)
             if last or stop.signum is not None or step % cfg.train.checkpoint_every == 0:
                 path = save(step)
             bar.update(1)
             bar.set_postfix(
                 reward=f"{train_scalars['reward_mean']:.3f}",
+                pass1=f"{eval_pass1:.3f}",
                 g=f"{train_scalars['focal_weight_mean']:.2f}",
             )
             if mode == "lines" and (step % cfg.train.log_every == 0 or last):
+                eta = (time.time() - t_start) / (step - start) * (total - step)
                 print(
                     f"iteration {step}/{total}  reward {train_scalars['reward_mean']:.3f}  "
+                    f"eval pass@1 {eval_pass1:.3f}  "
                     f"zero-adv groups {train_scalars['frac_zero_adv_groups']:.2f}  "
-                    f"{t_iter:.2f}s/it",
+                    f"{t_iter:.2f}s/it  eta {eta:.0f}s",
                     flush=True,
                 )
             if stop.signum is not None:
