@@ -225,6 +225,40 @@ def _band(ax, series: list[list[tuple[int, float]]], label: str) -> None:
     ax.fill_between(steps, mean - se, mean + se, color=line.get_color(), alpha=0.2)
 
 
+def method_label(run: Run, keys: list[str], n_key: str | None) -> str:
+    """The run's swept values other than the group size and the seed."""
+    parts = [
+        f"{k}={run.overrides[k]}" for k in keys if k not in (n_key, "seed") and k in run.overrides
+    ]
+    return ", ".join(parts) or "all"
+
+
+def by_method_and_n(
+    runs: list[Run], keys: list[str], n_key: str | None, value
+) -> dict[str, dict[int, list[float]]]:
+    """`value(run)` grouped by method, then by group size (0 when N is not swept)."""
+    out: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in runs:
+        n = int(r.overrides[n_key]) if n_key and n_key in r.overrides else 0
+        out[method_label(r, keys, n_key)][n].append(value(r))
+    return out
+
+
+def errorbars_vs_n(ax, by_method: dict[str, dict[int, list[float]]]) -> None:
+    """One line per method: mean +- standard error over seeds at each N."""
+    for method, by_n in sorted(by_method.items()):
+        ns = sorted(by_n)
+        stats = [mean_se(by_n[n]) for n in ns]
+        ax.errorbar(
+            ns,
+            [m for m, _ in stats],
+            yerr=[e for _, e in stats],
+            marker="o",
+            capsize=3,
+            label=method,
+        )
+
+
 def plot_maze(sweep: Path, runs: list[Run], cols: list[str], rows: list[dict]) -> list[Path]:
     finished = [r for r in runs if r.metrics is not None]
     keys = swept_keys(runs)
@@ -285,29 +319,9 @@ def plot_maze(sweep: Path, runs: list[Run], cols: list[str], rows: list[dict]) -
     # the largest k versus N, per method, with the tail-miss curve as a regime guide
     big = max(int(c.split("@")[1]) for c in cols if c.startswith("eval/id/pass@"))
     metric = f"eval/id/pass@{big}"
-    methods: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for r in finished:
-        method = (
-            ", ".join(
-                f"{k}={r.overrides[k]}"
-                for k in keys
-                if k not in (n_key, "seed") and k in r.overrides
-            )
-            or "all"
-        )
-        methods[method][int(r.overrides[n_key])].append(r.metrics["final"].get(metric))
+    by_method = by_method_and_n(finished, keys, n_key, lambda r: r.metrics["final"].get(metric))
     fig, ax = plt.subplots(figsize=(6.5, 4))
-    for method, by_n in sorted(methods.items()):
-        ns = sorted(by_n)
-        stats = [mean_se(by_n[n]) for n in ns]
-        ax.errorbar(
-            ns,
-            [m for m, _ in stats],
-            yerr=[e for _, e in stats],
-            marker="o",
-            capsize=3,
-            label=method,
-        )
+    errorbars_vs_n(ax, by_method)
     p = finished[0].metrics.get("base", {}).get("eval/id/success_rate")
     if p is not None and 0 < p < 1:
         ns = np.unique(np.logspace(0, 8, 200, base=2).astype(int))
@@ -343,30 +357,12 @@ def plot_routes(sweep: Path, runs: list[Run]) -> Path:
     )
     axes[0].legend(fontsize=7)
     n_key = next((k for k in N_KEYS if k in keys), None)
-    methods: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for r in finished:
+
+    def retained(r: Run) -> float:
         config = yaml.safe_load((r.path / ".hydra" / "config.yaml").read_text())
-        retained = config["maze"]["routes"] - r.metrics["final"]["routes/id/forgotten"]
-        method = (
-            ", ".join(
-                f"{k}={r.overrides[k]}"
-                for k in keys
-                if k not in (n_key, "seed") and k in r.overrides
-            )
-            or "all"
-        )
-        methods[method][int(r.overrides.get(n_key, 0)) if n_key else 0].append(retained)
-    for method, by_n in sorted(methods.items()):
-        ns = sorted(by_n)
-        stats = [mean_se(by_n[n]) for n in ns]
-        axes[1].errorbar(
-            ns,
-            [m for m, _ in stats],
-            yerr=[e for _, e in stats],
-            marker="o",
-            capsize=3,
-            label=method,
-        )
+        return config["maze"]["routes"] - r.metrics["final"]["routes/id/forgotten"]
+
+    errorbars_vs_n(axes[1], by_method_and_n(finished, keys, n_key, retained))
     axes[1].set(
         xscale="log" if n_key else "linear",
         xlabel="group size N",
@@ -388,20 +384,10 @@ def plot_categorical(sweep: Path, runs: list[Run], cols: list[str]) -> list[Path
     if n_key is None or not cols:
         return []
     fig, axes = plt.subplots(1, len(cols), figsize=(4 * len(cols), 3.5), squeeze=False)
-    methods: dict[str, list[Run]] = defaultdict(list)
-    for r in finished:
-        methods[
-            ", ".join(
-                f"{k}={r.overrides[k]}"
-                for k in keys
-                if k not in (n_key, "seed") and k in r.overrides
-            )
-            or "all"
-        ].append(r)
     for ax, col in zip(axes[0], cols, strict=True):
-        for method, members in sorted(methods.items()):
-            pts = sorted((int(r.overrides[n_key]), r.metrics["final"][col]) for r in members)
-            ax.plot([n for n, _ in pts], [v for _, v in pts], marker="o", label=method)
+        errorbars_vs_n(
+            ax, by_method_and_n(finished, keys, n_key, lambda r, c=col: r.metrics["final"][c])
+        )
         ax.set(xscale="log", xlabel="group size N", title=f"final {col}")
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()

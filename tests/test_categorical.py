@@ -144,3 +144,32 @@ def test_categorical_app_writes_plots_and_metrics(tmp_path):
         "mazerl.categorical.app", f"hydra.run.dir={tmp_path}/bad", "sim.group_size=1", cwd=tmp_path
     )
     assert bad.returncode == 2 and "sim.group_size must be >= 2" in bad.stderr
+
+
+def test_categorical_sweep_is_summarized(tmp_path):
+    from mazerl.summarize import summarize
+
+    sweep = tmp_path / "sweep"
+    out = run_app(
+        "mazerl.categorical.app",
+        "-m",
+        "sim.group_size=2,8",
+        "focal.gamma=0,1",
+        "sim.steps=10",
+        "sim.replicas=2",
+        "sim.num_actions=50",
+        "sim.num_correct=5",
+        "sim.num_rare=2",
+        f"hydra.sweep.dir={sweep}",
+        "threads=1",
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    table = summarize(sweep)
+    assert "4 runs, 4 finished" in table and "| q_pos | m_ret | rare_mass | forgotten |" in table
+    finals = {
+        p.parent.name.split(",")[:2].__str__(): json.loads(p.read_text())["final"]
+        for p in sweep.glob("*/metrics.json")
+    }
+    assert len(finals) == 4
+    assert (sweep / "final_vs_n.png").stat().st_size > 5000
