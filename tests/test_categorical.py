@@ -167,9 +167,6 @@ def test_categorical_sweep_is_summarized(tmp_path):
     assert out.returncode == 0, out.stderr
     table = summarize(sweep)
     assert "4 runs, 4 finished" in table and "| q_pos | m_ret | rare_mass | forgotten |" in table
-    finals = {
-        p.parent.name.split(",")[:2].__str__(): json.loads(p.read_text())["final"]
-        for p in sweep.glob("*/metrics.json")
-    }
-    assert len(finals) == 4
+    assert all(json.loads(p.read_text())["final"] for p in sweep.glob("*/metrics.json"))
+    assert len(list(sweep.glob("*/metrics.json"))) == 4
     assert (sweep / "final_vs_n.png").stat().st_size > 5000
