@@ -67,7 +67,6 @@ class MazeBatch:
     def load(self, mazes: Sequence[Maze]) -> None:
         """Replace all mazes (shapes may differ: smaller ones are padded with walls)."""
         self.mazes = list(mazes)
-        b = len(self.mazes)
         self.H = max(m.shape[0] for m in self.mazes)
         self.W = max(m.shape[1] for m in self.mazes)
         self.stride = self.W + 2
@@ -75,26 +74,31 @@ class MazeBatch:
         self.stop_cell = cells  # the extra blocked cell
         # flat offsets of UP, DOWN, LEFT, RIGHT; stop is handled by `_targets`
         self.offsets = self._t([-self.stride, self.stride, -1, 1, 0])
-        r = max(len(m.routes) for m in self.mazes)
-        length = max(len(route) for m in self.mazes for route in m.routes)
-        blocked = np.ones((b, cells + 1), dtype=bool)
-        routes = np.full((b, r, max(length, 1)), -1, dtype=np.int64)
-        route_len = np.full((b, r), -1, dtype=np.int64)
-        for i, m in enumerate(self.mazes):
+        # a group repeats each maze G times: build every array once per distinct maze, then
+        # index it out to the rows
+        first: dict[int, int] = {}
+        row_of = np.array([first.setdefault(id(m), len(first)) for m in self.mazes])
+        distinct = [self.mazes[i] for i in np.unique(row_of, return_index=True)[1]]
+        r = max(len(m.routes) for m in distinct)
+        length = max(len(route) for m in distinct for route in m.routes)
+        blocked = np.ones((len(distinct), cells + 1), dtype=bool)
+        routes = np.full((len(distinct), r, max(length, 1)), -1, dtype=np.int64)
+        route_len = np.full((len(distinct), r), -1, dtype=np.int64)
+        for i, m in enumerate(distinct):
             blocked[i, :cells] = self._padded(m).reshape(-1)
             for k, route in enumerate(m.routes):
                 routes[i, k, : len(route)] = route
                 route_len[i, k] = len(route)
-        self.blocked = self._t(blocked)
-        self.start = self._t([m.start for m in self.mazes]).long()
+        rows = self._t(row_of).long()
+        self.blocked = self._t(blocked)[rows]
+        self.start = self._t([m.start for m in distinct]).long()[rows]
         self.start_flat = self._flat(self.start)
-        self.goal = self._t([m.goal for m in self.mazes]).long()
+        self.goal = self._t([m.goal for m in distinct]).long()[rows]
         self.goal_flat = self._flat(self.goal)
-        self.routes, self.route_len = self._t(routes), self._t(route_len)
+        self.routes, self.route_len = self._t(routes)[rows], self._t(route_len)[rows]
         self.track_routes = r > 1 or self.allow_revisits
-        self.max_steps = self._t(
-            [self.max_steps_arg or default_max_steps(m, self.allow_revisits) for m in mazes]
-        ).long()
+        limits = [self.max_steps_arg or default_max_steps(m, self.allow_revisits) for m in distinct]
+        self.max_steps = self._t(limits).long()[rows]
         self.reset()
 
     def _padded(self, maze: Maze) -> np.ndarray:
@@ -142,7 +146,6 @@ class MazeBatch:
 
     def reset(self, mask: torch.Tensor | None = None) -> None:
         """Put the masked rows (all when None) back at their start."""
-        b = len(self.mazes)
         start = self.start_flat[:, None]
         if mask is None:
             self.flat = self.start_flat.clone()
