@@ -146,6 +146,7 @@ class MazeBatch:
 
     def reset(self, mask: torch.Tensor | None = None) -> None:
         """Put the masked rows (all when None) back at their start."""
+        b = len(self.mazes)
         start = self.start_flat[:, None]
         if mask is None:
             self.flat = self.start_flat.clone()
