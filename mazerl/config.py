@@ -5,7 +5,6 @@ key or a wrong type fails at start-up naming the key. `validate` checks ranges a
 before any work starts and raises `ConfigError` naming the key.
 """
 
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -240,7 +239,3 @@ def validate(cfg: DictConfig) -> None:
 
 def to_container(cfg: DictConfig) -> dict:
     return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]
-
-
-def cpu_count() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()

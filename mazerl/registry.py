@@ -1,6 +1,6 @@
 """Name -> component registries: a decorator adds an entry, a lookup names the choices."""
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from mazerl.errors import ConfigError
@@ -41,6 +41,3 @@ class Registry(Generic[T]):
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.names())

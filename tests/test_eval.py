@@ -72,7 +72,7 @@ def test_sampled_pass_at_k_agrees_with_exact_within_standard_error(mazes):
     policy = NoisyFollower(mazes, q=q)
     result = evaluate_set(
         policy,
-        EvalSet("known", MazeSpec(size=3), mazes),
+        EvalSet("known", mazes),
         n=256,
         ks=[1, 4, 16, 64, 256],
         exact_ks=[1, 4, 16, 64, 256, 1024],

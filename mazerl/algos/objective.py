@@ -11,8 +11,7 @@ import torch
 
 from mazerl.algos.advantages import ADVANTAGES, all_equal
 from mazerl.algos.focal import focal_weight, success_rate
-from mazerl.algos.losses import AGGREGATIONS, POLICY_LOSSES
-from mazerl.errors import ConfigError
+from mazerl.algos.losses import POLICY_LOSSES
 
 
 @dataclass
@@ -75,15 +74,3 @@ def keep_mixed_groups(rewards: torch.Tensor) -> torch.Tensor:
     """DAPO dynamic sampling filter (arXiv 2503.14476): `[P]` bool, True for groups whose
     rewards are not all equal. The trainer drops the rest and samples more prompts to refill."""
     return ~all_equal(rewards).squeeze(-1)
-
-
-def check(algo: AlgoConfig) -> None:
-    """Validate names and ranges (raises ConfigError naming the key)."""
-    ADVANTAGES.get(algo.advantage)
-    POLICY_LOSSES.get(algo.loss)
-    AGGREGATIONS.get(algo.loss_agg_mode)
-    for key in ("clip_low", "clip_high"):
-        if not getattr(algo, key) > 0:
-            raise ConfigError(f"algo.{key} must be > 0, got {getattr(algo, key)}")
-    if algo.kl_beta < 0:
-        raise ConfigError(f"algo.kl_beta must be >= 0, got {algo.kl_beta}")

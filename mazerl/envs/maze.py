@@ -86,19 +86,6 @@ def neighbours(grid: np.ndarray, cell: Cell) -> list[tuple[int, Cell]]:
     return out
 
 
-def bfs_distances(grid: np.ndarray, source: Cell) -> dict[Cell, int]:
-    """Grid-step distance from `source` to every reachable open cell."""
-    dist = {source: 0}
-    queue = deque([source])
-    while queue:
-        cell = queue.popleft()
-        for _, nxt in neighbours(grid, cell):
-            if nxt not in dist:
-                dist[nxt] = dist[cell] + 1
-                queue.append(nxt)
-    return dist
-
-
 def shortest_path(grid: np.ndarray, start: Cell, goal: Cell) -> Route | None:
     """One shortest start-to-goal move sequence (BFS, moves tried in order), or None."""
     parent: dict[Cell, tuple[Cell, int] | None] = {start: None}

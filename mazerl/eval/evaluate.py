@@ -31,7 +31,6 @@ STREAM_EVAL = 2
 @dataclass
 class EvalSet:
     name: str
-    spec: MazeSpec
     mazes: list[Maze]
 
 
@@ -63,7 +62,7 @@ def build_sets(maze_cfg, eval_cfg) -> list[EvalSet]:
     for s in eval_cfg.sets:
         spec = maze_spec(maze_cfg, s.size_delta, s.generator, s.start_goal)
         mazes = [_set_maze(spec, eval_cfg.seed, s.name, i) for i in range(s.num_mazes)]
-        sets.append(EvalSet(s.name, spec, mazes))
+        sets.append(EvalSet(s.name, mazes))
     return sets
 
 
