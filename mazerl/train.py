@@ -176,6 +176,8 @@ def collect(policy, cfg, mazes_source, it, device) -> tuple[Rollouts, int]:
         kept += len(keep)
         rounds += 1
         if kept >= t.num_prompts or rounds > a.dynamic_sampling_max_rounds:
+            if kept == 0:  # no mixed group at all: the last batch, whose update is zero
+                return r, rounds
             merged = Rollouts.cat(parts)
             return merged.select(list(range(min(kept, t.num_prompts)))), rounds
 

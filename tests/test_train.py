@@ -154,3 +154,19 @@ def test_budget_and_schedule():
     assert lr_factor(0, 100, 10, "constant") == pytest.approx(0.1)
     assert lr_factor(50, 100, 0, "cosine") == pytest.approx(0.5)
     assert lr_factor(99, 100, 0, "constant") == 1.0
+
+
+def test_dapo_dynamic_sampling_keeps_only_mixed_groups(train, tmp_path):
+    _, run = train(
+        "algo=dapo",
+        "algo.dynamic_sampling=true",
+        "algo.dynamic_sampling_max_rounds=3",
+        "train.iterations=4",
+        "train.eval_every=0",
+        run_dir=tmp_path / "dapo",
+    )
+    tags = scalars(run)
+    rounds = [v for _, v in tags["train/sampling_rounds"]]
+    zero_adv = [v for _, v in tags["train/frac_zero_adv_groups"]]
+    assert all(1 <= r <= 4 for r in rounds) and max(rounds) > 1  # refilling happened
+    assert zero_adv == [0.0, 0.0, 0.0, 0.0]  # every kept group carries a learning signal
