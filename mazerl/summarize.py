@@ -327,7 +327,7 @@ def plot_maze(sweep: Path, runs: list[Run], cols: list[str], rows: list[dict]) -
         ns = np.unique(np.logspace(0, 8, 200, base=2).astype(int))
         twin = ax.twinx()
         twin.plot(ns, tail_miss(ns, p, 0.1 * p), "k:", label="Pr(B_tau)")
-        twin.set_ylabel(f"categorical Pr(B_tau), p = base success {p:.2f}, tau = 0.1 p")
+        twin.set_ylabel(f"tail miss Pr(B_tau) at p = {p:.2f}, tau = 0.1 p (dotted)", fontsize=8)
     ax.set(xscale="log", xlabel="group size N", ylabel=metric)
     ax.legend(fontsize=7)
     fig.tight_layout()
