@@ -170,3 +170,38 @@ def test_categorical_sweep_is_summarized(tmp_path):
     assert all(json.loads(p.read_text())["final"] for p in sweep.glob("*/metrics.json"))
     assert len(list(sweep.glob("*/metrics.json"))) == 4
     assert (sweep / "final_vs_n.png").stat().st_size > 5000
+
+
+def test_paper_categorical_preset_is_the_papers_setting():
+    from hydra import compose, initialize_config_dir
+
+    from mazerl.categorical.app import CategoricalConfig  # noqa: F401 (registers the schema)
+    from mazerl.categorical.sim import masses
+    from mazerl.train import CONF_DIR
+
+    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+        cfg = compose(
+            config_name="categorical",
+            overrides=["experiment=paper_categorical"],
+            return_hydra_config=True,
+        )
+    s = cfg.sim
+    assert (s.num_actions, s.num_correct, s.steps, s.lr, s.replicas) == (
+        128000,
+        10000,
+        1000,
+        1e-2,
+        4,
+    )
+    assert (s.anchor_logit, s.correct_logit, s.incorrect_logit) == (5.0, 3.0, 0.0)
+    assert (s.reward_correct, s.reward_wrong) == (1.0, -1.0)
+    assert (cfg.algo.advantage, cfg.algo.loss, cfg.algo.loss_agg_mode) == (
+        "drgrpo",
+        "linear",
+        "token-mean",
+    )
+    params = cfg.hydra.sweeper.params
+    assert params["sim.group_size"].split(",") == [str(2**k) for k in range(1, 18)]
+    assert params["focal.gamma"] == "0,1"
+    p, _ = masses(SimConfig(**s))
+    assert p == pytest.approx(0.6301, abs=1e-4)  # the paper's correct mass 0.63
