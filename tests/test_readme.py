@@ -35,3 +35,11 @@ def test_adding_a_method_example():
     expected = (-math.exp(0.0003) + math.exp(0.001)) / 2
     assert loss.item() == pytest.approx(expected, abs=1e-12)
     assert metrics["clipfrac"].item() == 0.5
+
+
+def test_mazes_example(capsys):
+    namespace: dict = {}
+    exec(compile(_block("python", "## Mazes"), "README:mazes", "exec"), namespace)
+    assert namespace["reward"] == 1.0 and namespace["info"]["event"] == "goal"
+    assert namespace["maze"].grid.shape == (17, 17)
+    assert "S" in capsys.readouterr().out
