@@ -110,13 +110,13 @@ def test_render_modes():
 
 def test_record_video_accepts_frames(tmp_path):
     env = gym.wrappers.RecordVideo(
-        gym.make(mazerl.ENV_ID, size=3, render_mode="rgb_array"), str(tmp_path)
+        gym.make(mazerl.ENV_ID, size=3, render_mode="rgb_array"), str(tmp_path / "videos")
     )
     env.reset(seed=0)
     for a in env.unwrapped.maze.solution:
         env.step(a)
     env.close()
-    videos = list(tmp_path.glob("*.mp4"))
+    videos = list((tmp_path / "videos").glob("*.mp4"))
     assert len(videos) == 1 and videos[0].stat().st_size > 1000
 
 
