@@ -91,23 +91,37 @@ ROW_FIELDS = ("actions", "positions", "mask", "logp", "reward", "event", "route"
 
 def sample_actions(
     logits: torch.Tensor, temperature: float, top_p: float, generator: torch.Generator | None
-) -> tuple[torch.Tensor, torch.Tensor]:
+) -> torch.Tensor:
     """Sample `[B]` actions from `softmax(logits / temperature)`, optionally nucleus-truncated
-    to the smallest set of mass >= top_p; returns the actions and their log-probs under the
-    untruncated tempered distribution (the policy's log-prob, as verl).
+    to the smallest set of mass >= top_p.
 
-    Inverse-CDF sampling, one uniform number per row: action = #{k : cdf_k < u * total}
-    (8x faster than `torch.multinomial` for 5 actions on CPU)."""
-    logp = F.log_softmax(logits.float() / temperature, -1)
-    probs = logp.exp()
+    Inverse-CDF sampling on the unnormalised weights, one uniform number per row:
+    action = #{k < K-1 : cdf_k <= u * cdf_K}, 8 tensor ops (8x faster than `torch.multinomial`
+    for 5 actions on CPU; the log-probs are computed once after the loop, `action_logp`)."""
+    z = logits.float() if temperature == 1.0 else logits.float() / temperature
+    weights = (z - z.amax(-1, keepdim=True)).exp()
     if top_p < 1.0:
-        sorted_p, order = probs.sort(-1, descending=True)
-        outside = (sorted_p.cumsum(-1) - sorted_p) >= top_p
-        probs = probs.scatter(-1, order, sorted_p.masked_fill(outside, 0.0))
-    cdf = probs.cumsum(-1)
-    u = torch.rand(len(probs), 1, generator=generator, device=probs.device) * cdf[:, -1:]
-    action = (cdf <= u).sum(-1).clamp(max=probs.shape[-1] - 1)
-    return action, logp.gather(-1, action[:, None]).squeeze(-1)
+        sorted_w, order = weights.sort(-1, descending=True)
+        cum = sorted_w.cumsum(-1)
+        outside = cum - sorted_w >= top_p * cum[:, -1:]
+        weights = weights.scatter(-1, order, sorted_w.masked_fill(outside, 0.0))
+    cdf = weights.cumsum(-1)
+    u = torch.rand(len(cdf), 1, generator=generator, device=cdf.device) * cdf[:, -1:]
+    return (cdf[:, :-1] <= u).sum(-1)
+
+
+def log_softmax(z: torch.Tensor) -> torch.Tensor:
+    """`log_softmax` over the last dim, written out: over 5 actions it is 3.5x faster than
+    `torch.log_softmax` on CPU (which vectorises along that dim)."""
+    z = z - z.amax(-1, keepdim=True).detach()
+    return z - z.exp().sum(-1, keepdim=True).log()
+
+
+def action_logp(logits: torch.Tensor, actions: torch.Tensor, temperature: float) -> torch.Tensor:
+    """Log-probs (`actions.shape`) of the actions under the untruncated tempered distribution
+    `softmax(logits / temperature)` (the policy's log-prob, as verl, whatever top_p)."""
+    logp = log_softmax(logits.float() / temperature)
+    return logp.gather(-1, actions[..., None]).squeeze(-1)
 
 
 def generate(
@@ -132,31 +146,35 @@ def generate(
 
 
 def _sample(policy, mazes, prompts, group_size, temperature, top_p, allow_revisits, generator):
-    """The generation loop: per token one policy step, one sample, two buffer writes and one
-    stepper call; everything derivable (positions, mask, how episodes ended) comes after."""
+    """The generation loop: per token one policy step, one sample and one stepper advance;
+    the per-step tensors are stacked once at the end, and everything derivable (log-probs,
+    positions, mask, how episodes ended) comes after."""
     device = prompts.cells.device
     batch = MazeBatch([m for m in mazes for _ in range(group_size)], allow_revisits, None, device)
     b = len(batch.mazes)
     t_max = int(batch.max_steps.max().item())
-    actions = torch.zeros(b, t_max, dtype=torch.long, device=device)
-    logp = torch.zeros(b, t_max, device=device)
     state = policy.prefill(prompts, group_size, t_max)
     prev = torch.full((b,), BOS_ACTION, dtype=torch.long, device=device)
     sees = policy.sees_position
-    for t in range(t_max):
+    step_logits, step_actions = [], []
+    for _ in range(t_max):
         logits, state = policy.step(state, prev, batch.pos if sees else None)
-        prev, logp[:, t] = sample_actions(logits, temperature, top_p, generator)
-        actions[:, t] = prev
-        batch.step(prev)
+        prev = sample_actions(logits, temperature, top_p, generator)
+        step_logits.append(logits)
+        step_actions.append(prev)
+        batch.advance(prev)
         if bool(batch.done.all()):
             break
+    pad = t_max - len(step_actions)  # responses are [B, t_max] whatever length was used
+    actions = F.pad(torch.stack(step_actions, 1), (0, pad))
+    logits = F.pad(torch.stack(step_logits, 1), (0, 0, 0, pad))
     length = batch.steps
     mask = (torch.arange(t_max, device=device)[None] < length[:, None]).float()
     return (
         actions,
         positions_before(actions, batch.start, (batch.H, batch.W)),
         mask,
-        logp * mask,
+        action_logp(logits, actions, temperature) * mask,
         batch.success.float(),
         batch.event,
         batch.route,
@@ -188,7 +206,7 @@ def score(
         rollouts.actions[:, :used],
         rollouts.positions[:, :used],
     )
-    logp_all = F.log_softmax(logits.float() / temperature, -1)
+    logp_all = log_softmax(logits.float() / temperature)
     logp = logp_all.gather(-1, rollouts.actions[:, :used, None]).squeeze(-1)
     entropy = -(logp_all.exp() * logp_all).sum(-1)
     pad = rollouts.actions.shape[1] - used

@@ -11,7 +11,7 @@ from mazerl.policy.base import BOS_ACTION
 from mazerl.policy.gru import GruConfig
 from mazerl.policy.tokens import TOKEN, VOCAB_SIZE, encode
 from mazerl.policy.transformer import TransformerConfig
-from mazerl.rollout import generate, sample_actions, score
+from mazerl.rollout import action_logp, generate, sample_actions, score
 
 CONFIGS = [
     GruConfig(hidden=32, encoder_layers=3),
@@ -96,11 +96,23 @@ def test_prompt_tokens_follow_the_paper_format():
 def test_top_p_and_temperature():
     logits = torch.log(torch.tensor([[0.6, 0.3, 0.05, 0.03, 0.02]])).expand(4000, 5)
     gen = torch.Generator().manual_seed(0)
-    actions, logp = sample_actions(logits, 1.0, 0.85, gen)
+    actions = sample_actions(logits, 1.0, 0.85, gen)
     assert set(actions.tolist()) == {0, 1}  # nucleus {0.6, 0.3} covers 0.85
+    frac = torch.bincount(actions, minlength=5).float() / 4000
+    assert frac.tolist() == pytest.approx([0.6 / 0.9, 0.3 / 0.9, 0, 0, 0], abs=0.03)
+    # the log-prob is the untruncated one, whatever top_p
+    logp = action_logp(logits, actions, 1.0)
     assert logp[actions == 0][0].item() == pytest.approx(np.log(0.6), abs=1e-5)
-    actions, _ = sample_actions(logits, 1.0, 1.0, gen)
+    assert logp[actions == 1][0].item() == pytest.approx(np.log(0.3), abs=1e-5)
+    assert action_logp(logits[:1], torch.tensor([2]), 2.0).item() == pytest.approx(
+        np.log(0.05**0.5 / sum(p**0.5 for p in (0.6, 0.3, 0.05, 0.03, 0.02))), abs=1e-5
+    )
+    actions = sample_actions(logits, 1.0, 1.0, gen)
     frac = torch.bincount(actions, minlength=5).float() / 4000
     assert frac.tolist() == pytest.approx([0.6, 0.3, 0.05, 0.03, 0.02], abs=0.03)
-    cold, _ = sample_actions(logits, 0.05, 1.0, gen)
+    hot = sample_actions(logits, 2.0, 1.0, gen)  # temperature 2: p^(1/2), renormalised
+    root = np.sqrt([0.6, 0.3, 0.05, 0.03, 0.02])
+    frac = torch.bincount(hot, minlength=5).float() / 4000
+    assert frac.tolist() == pytest.approx((root / root.sum()).tolist(), abs=0.03)
+    cold = sample_actions(logits, 0.05, 1.0, gen)
     assert (cold == 0).all()

@@ -43,10 +43,10 @@ class MazeBatch:
     Each grid is padded to the batch's common `(H, W)` plus a one-cell wall border, flattened,
     and given one extra always-blocked cell that the stop action leads to; a move is then one
     gather, with no bounds checks. State `[B]`: `flat` (the padded flat cell; `pos` gives
-    `(row, col)`), `steps`,
-    `done`, `success`, `event` and `route` (how and by which route each episode ended), and
-    `visited [B, cells]`: the episode number (`episode [B]`) at which each cell was last
-    entered, so that a reset increments `episode` instead of clearing the grid.
+    `(row, col)`), `steps`, `done`, `event` and `route` (how and by which route each
+    episode ended), and `visited [B, cells]`: -1 for a wall, else the episode number
+    (`episode [B]`) at which the cell was last entered, so that one gather tells wall, revisit
+    or free, and a reset increments `episode` instead of clearing the grid.
     """
 
     def __init__(
@@ -67,18 +67,19 @@ class MazeBatch:
     def load(self, mazes: Sequence[Maze]) -> None:
         """Replace all mazes (shapes may differ: smaller ones are padded with walls)."""
         self.mazes = list(mazes)
-        self.H = max(m.shape[0] for m in self.mazes)
-        self.W = max(m.shape[1] for m in self.mazes)
+        # a group repeats each maze G times: build every array once per distinct maze, then
+        # index it out to the rows
+        by_id = {id(m): m for m in self.mazes}
+        number = {key: i for i, key in enumerate(by_id)}
+        row_of = np.fromiter((number[id(m)] for m in self.mazes), np.int64, len(self.mazes))
+        distinct = list(by_id.values())
+        self.H = max(m.shape[0] for m in distinct)
+        self.W = max(m.shape[1] for m in distinct)
         self.stride = self.W + 2
         cells = (self.H + 2) * self.stride
         self.stop_cell = cells  # the extra blocked cell
-        # flat offsets of UP, DOWN, LEFT, RIGHT; stop is handled by `_targets`
+        # flat offsets of UP, DOWN, LEFT, RIGHT, and 0 for stop (`advance` sends it to stop_cell)
         self.offsets = self._t([-self.stride, self.stride, -1, 1, 0])
-        # a group repeats each maze G times: build every array once per distinct maze, then
-        # index it out to the rows
-        first: dict[int, int] = {}
-        row_of = np.array([first.setdefault(id(m), len(first)) for m in self.mazes])
-        distinct = [self.mazes[i] for i in np.unique(row_of, return_index=True)[1]]
         r = max(len(m.routes) for m in distinct)
         length = max(len(route) for m in distinct for route in m.routes)
         blocked = np.ones((len(distinct), cells + 1), dtype=bool)
@@ -112,6 +113,11 @@ class MazeBatch:
         return torch.stack([self.flat // self.stride - 1, self.flat % self.stride - 1], 1)
 
     @property
+    def success(self) -> torch.Tensor:
+        """`[B]` bool, whether each row's episode ended at the goal."""
+        return self.event == GOAL
+
+    @property
     def walls(self) -> torch.Tensor:
         """`[B, H, W]` bool, the grids without the border (padding beyond a maze is wall)."""
         grid = self.blocked[:, : self.stop_cell].reshape(len(self.mazes), self.H + 2, -1)
@@ -132,6 +138,7 @@ class MazeBatch:
         self.track_routes = self.track_routes or len(maze.routes) > 1
         self.mazes[i] = maze
         self.blocked[i, : self.stop_cell] = self._t(self._padded(maze).reshape(-1))
+        self.visited[i] = -self.blocked[i].to(torch.int32)
         self.start[i] = self._t(maze.start)
         self.start_flat[i] = self._flat(self.start[i : i + 1])[0]
         self.goal[i] = self._t(maze.goal)
@@ -151,23 +158,19 @@ class MazeBatch:
         if mask is None:
             self.flat = self.start_flat.clone()
             self.episode = torch.ones(b, dtype=torch.int32, device=self.device)
-            cells = self.blocked.shape[1]
-            self.visited = torch.zeros(b, cells, dtype=torch.int32, device=self.device)
+            self.visited = -self.blocked.to(torch.int32)
             self.visited.scatter_(1, start, self.episode[:, None])
             self.steps = torch.zeros(b, dtype=torch.long, device=self.device)
             self.done = torch.zeros(b, dtype=torch.bool, device=self.device)
-            self.success = torch.zeros(b, dtype=torch.bool, device=self.device)
             self.event = torch.full((b,), MOVE, dtype=torch.long, device=self.device)
             self.route = torch.full((b,), -1, dtype=torch.long, device=self.device)
             self.on_route = self.route_len >= 0  # [B, R]: route still matches the moves so far
             return
         # elementwise selects on [B]-sized state only; the grid is not touched but at start
-        keep = ~mask
         self.episode += mask.int()
         self.flat = torch.where(mask, self.start_flat, self.flat)
         self.steps = torch.where(mask, 0, self.steps)
-        self.done &= keep
-        self.success &= keep
+        self.done &= ~mask
         self.event = torch.where(mask, MOVE, self.event)
         self.route = torch.where(mask, -1, self.route)
         self.on_route = torch.where(mask[:, None], self.route_len >= 0, self.on_route)
@@ -176,41 +179,45 @@ class MazeBatch:
 
     def step(self, actions: torch.Tensor) -> Step:
         """Apply `actions [B]` (0-3 moves, 4 stop) to every row that has not ended."""
+        goal, terminated, truncated, event = self.advance(actions)
+        return Step(goal.float(), terminated, truncated, event, torch.where(goal, self.route, -1))
+
+    def advance(self, actions: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """`step` without building its result (the generation loop's form): updates the state
+        and returns `goal, terminated, truncated, event`, each `[B]`."""
         active = ~self.done
         stop = actions == STOP_ACTION
         target = torch.where(stop, self.stop_cell, self.flat + self.offsets[actions])
-        blocked = self.blocked.gather(1, target[:, None]).squeeze(1)
+        here = self.visited.gather(1, target[:, None]).squeeze(1)
+        blocked = here < 0
         moved = active & ~blocked
         goal = moved & (target == self.goal_flat)
-        here = self.visited.gather(1, target[:, None]).squeeze(1)
-        if self.allow_revisits:
-            revisit = torch.zeros_like(moved)
-        else:
-            revisit = moved & (here == self.episode) & ~goal
         self.flat = torch.where(moved, target, self.flat)
-        self.visited.scatter_(1, target[:, None], torch.where(moved, self.episode, here)[:, None])
+        # every row stands on a cell entered in its current episode: stamp it (again)
+        self.visited.scatter_(1, self.flat[:, None], self.episode[:, None])
         if self.track_routes:  # a route stays matched while its move at this step matches
             t = self.steps.clamp(max=self.routes.shape[2] - 1)[:, None, None]
             move = self.routes.gather(2, t.expand(-1, self.routes.shape[1], 1)).squeeze(2)
             self.on_route &= ~active[:, None] | (move == actions[:, None])
-        self.steps += active.long()
-        # the event: MOVE = 0, DONE_ALREADY = -1, every other one ends the episode
-        event = torch.where(blocked, torch.where(stop, STOP, WALL), MOVE)
-        event = torch.where(goal, GOAL, torch.where(revisit, REVISIT, event))
-        event = torch.where(active, event, DONE_ALREADY)
+        self.steps += active
+        # the event: MOVE = 0, DONE_ALREADY = -1 (written last, over whatever an ended row's
+        # action would do), every other one ends the episode; the stop cell is a wall, and a
+        # cell stamped with this episode (never a wall) is a revisit
+        event = torch.where(blocked, WALL, MOVE).masked_fill_(stop, STOP)
+        if not self.allow_revisits:
+            event.masked_fill_(here == self.episode, REVISIT)
+        event.masked_fill_(goal, GOAL).masked_fill_(self.done, DONE_ALREADY)
         terminated = event > MOVE
         truncated = (event == MOVE) & (self.steps >= self.max_steps)
         ended = terminated | truncated
         if self.track_routes:
             matched = self.on_route & (self.route_len == self.steps[:, None])
-            route = torch.where(goal & matched.any(1), matched.float().argmax(1), -1)
+            self.route = torch.where(goal & matched.any(1), matched.float().argmax(1), self.route)
         else:  # one route and no revisits: reaching the goal means route 0
-            route = goal.long() - 1
+            self.route.masked_fill_(goal, 0)
         self.done |= ended
-        self.success |= goal
         self.event = torch.where(ended, event, self.event)
-        self.route = torch.where(goal, route, self.route)
-        return Step(goal.float(), terminated, truncated, event, route)
+        return goal, terminated, truncated, event
 
 
 class MazeVectorEnv(VectorEnv):

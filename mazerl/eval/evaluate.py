@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from mazerl.envs.maze import Maze, replay
 from mazerl.envs.render import render_rgb
@@ -23,7 +22,7 @@ from mazerl.envs.spec import MazeSpec
 from mazerl.eval.passk import default_ks, exact_pass_at_k, pass_at_k, standard_error
 from mazerl.policy.base import SequencePolicy
 from mazerl.policy.tokens import encode
-from mazerl.rollout import generate
+from mazerl.rollout import action_logp, generate
 
 STREAM_EVAL = 2
 
@@ -97,8 +96,7 @@ def route_logprobs(
             mask[row, : len(route)] = 1
             valid[i, j] = j < len(m.routes)
     logits = policy(encode(mazes, device), r, actions.to(device), positions.to(device))
-    logp = F.log_softmax(logits.float() / temperature, -1)
-    token = logp.gather(-1, actions.to(device)[..., None]).squeeze(-1).cpu() * mask
+    token = action_logp(logits, actions.to(device), temperature).cpu() * mask
     seq = token.sum(-1).reshape(len(mazes), r)
     return seq.masked_fill(~valid, float("-inf"))
 
