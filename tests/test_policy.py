@@ -11,7 +11,7 @@ from mazerl.policy.base import BOS_ACTION
 from mazerl.policy.gru import GruConfig
 from mazerl.policy.tokens import TOKEN, VOCAB_SIZE, encode
 from mazerl.policy.transformer import TransformerConfig
-from mazerl.rollout import action_logp, generate, sample_actions, score
+from mazerl.rollout import action_logp, generate, log_softmax, sample_actions, score
 
 CONFIGS = [
     GruConfig(hidden=32, encoder_layers=3),
@@ -116,3 +116,15 @@ def test_top_p_and_temperature():
     assert frac.tolist() == pytest.approx((root / root.sum()).tolist(), abs=0.03)
     cold = sample_actions(logits, 0.05, 1.0, gen)
     assert (cold == 0).all()
+
+
+def test_written_out_log_softmax_matches_torch_values_and_gradients():
+    scale = torch.tensor([1.0, 30.0, 1e4], dtype=torch.float64)[:, None, None]  # 1e4: no overflow
+    z = (torch.randn(3, 64, 5, dtype=torch.float64) * scale).requires_grad_(True)
+    ours, theirs = log_softmax(z), torch.log_softmax(z, -1)
+    assert torch.isfinite(ours).all()
+    assert torch.allclose(ours, theirs, atol=1e-12)
+    w = torch.randn_like(z)
+    (g_ours,) = torch.autograd.grad((ours * w).sum(), z)
+    (g_theirs,) = torch.autograd.grad((theirs * w).sum(), z)
+    assert torch.allclose(g_ours, g_theirs, atol=1e-12)
