@@ -39,7 +39,7 @@ def train(tmp_path, base_cache):
     def _run(*overrides, run_dir: Path | None = None, check: bool = True, **kw):
         run_dir = run_dir or tmp_path / "run"
         out = run_app(
-            "mazerl.train",
+            "mazerl.apps.train",
             *FAST,
             f"hydra.run.dir={run_dir}",
             f"base.cache_dir={base_cache}",

@@ -20,7 +20,7 @@ from mazerl.algos import (
     success_rate,
 )
 from mazerl.algos.losses import kl_k3
-from mazerl.errors import ConfigError
+from mazerl.core.errors import ConfigError
 
 TOL = dict(atol=1e-6, rtol=0)
 

@@ -6,9 +6,9 @@ import numpy as np
 import torch
 from conftest import run_app
 
-from mazerl.base_model import demonstrations
 from mazerl.envs.maze import replay
 from mazerl.envs.spec import MazeSpec
+from mazerl.train.sft import demonstrations
 
 
 def test_clean_demonstrations_are_the_solutions():
@@ -44,7 +44,7 @@ def test_mazerl_eval_on_a_training_checkpoint(train, tmp_path):
     _, run = train("train.iterations=2", "train.checkpoint_every=2", run_dir=tmp_path / "r")
     ckpt = run / "checkpoints" / "ckpt_0000002.pt"
     out = run_app(
-        "mazerl.eval.app",
+        "mazerl.apps.eval",
         f"checkpoint={ckpt}",
         "eval.n=16",
         "eval.images=1",

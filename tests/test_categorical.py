@@ -9,8 +9,7 @@ import torch
 from conftest import run_app
 
 from mazerl.algos import AlgoConfig, FocalConfig, group_advantages, policy_loss
-from mazerl.categorical.sim import SimConfig, simulate
-from mazerl.categorical.theory import (
+from mazerl.algos.tail_miss import (
     active,
     all_equal,
     monte_carlo,
@@ -18,6 +17,7 @@ from mazerl.categorical.theory import (
     peak_group_size_approx,
     tail_miss,
 )
+from mazerl.categorical.sim import SimConfig, simulate
 
 GRID = [(n, p, rho) for n in (1, 2, 4, 8, 16, 64) for p in (0.2, 0.5, 0.8) for rho in (0.02, 0.3)]
 
@@ -123,7 +123,7 @@ def test_simulation_tracks_masses_and_focal_keeps_rare_mass():
 
 def test_categorical_app_writes_plots_and_metrics(tmp_path):
     out = run_app(
-        "mazerl.categorical.app",
+        "mazerl.apps.categorical",
         f"hydra.run.dir={tmp_path}/run",
         "sim.steps=20",
         "sim.replicas=4",
@@ -141,17 +141,17 @@ def test_categorical_app_writes_plots_and_metrics(tmp_path):
     assert set(m["curves"]) == {"grpo, gamma=0.5", "grpo, gamma=0"}
     assert 0 < m["theory"]["p"] < 1 and m["hparams"]["group_size"] == 8
     bad = run_app(
-        "mazerl.categorical.app", f"hydra.run.dir={tmp_path}/bad", "sim.group_size=1", cwd=tmp_path
+        "mazerl.apps.categorical", f"hydra.run.dir={tmp_path}/bad", "sim.group_size=1", cwd=tmp_path
     )
     assert bad.returncode == 2 and "sim.group_size must be >= 2" in bad.stderr
 
 
 def test_categorical_sweep_is_summarized(tmp_path):
-    from mazerl.summarize import summarize
+    from mazerl.apps.summarize import summarize
 
     sweep = tmp_path / "sweep"
     out = run_app(
-        "mazerl.categorical.app",
+        "mazerl.apps.categorical",
         "-m",
         "sim.group_size=2,8",
         "focal.gamma=0,1",
@@ -175,11 +175,11 @@ def test_categorical_sweep_is_summarized(tmp_path):
 def test_paper_categorical_preset_is_the_papers_setting():
     from hydra import compose, initialize_config_dir
 
-    from mazerl.categorical.app import CategoricalConfig  # noqa: F401 (registers the schema)
+    from mazerl.apps.categorical import CategoricalConfig  # noqa: F401 (registers the schema)
     from mazerl.categorical.sim import masses
-    from mazerl.train import CONF_DIR
+    from mazerl.core.config import CONF_DIR
 
-    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose(
             config_name="categorical",
             overrides=["experiment=paper_categorical"],

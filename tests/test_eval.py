@@ -4,9 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from mazerl.base_model import sample_mazes
 from mazerl.envs.maze import replay
-from mazerl.envs.spec import MazeSpec
+from mazerl.envs.spec import MazeSpec, sample_mazes
 from mazerl.eval.evaluate import EvalSet, evaluate_set, route_logprobs
 from mazerl.eval.passk import exact_pass_at_k
 from mazerl.policy.base import SequencePolicy

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mazerl.core.errors import LayoutError
 from mazerl.envs import layouts
-from mazerl.errors import LayoutError
 
 GOOD = "#####\n#S..#\n###.#\n#G..#\n#####\n"
 

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mazerl.core.errors import ConfigError
 from mazerl.envs import generators, layouts
 from mazerl.envs.maze import DELTAS, is_open, replay, simple_paths
-from mazerl.errors import ConfigError
 
 
 def brute_force_count(grid, start, goal) -> int:

@@ -6,7 +6,7 @@ import sys
 
 def run(*args):
     return subprocess.run(
-        [sys.executable, "-m", "mazerl.envs.cli", *args], capture_output=True, text=True
+        [sys.executable, "-m", "mazerl.apps.maze", *args], capture_output=True, text=True
     )
 
 

@@ -14,8 +14,9 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import open_dict
 
 from mazerl.algos import POLICY_LOSSES
-from mazerl.config import register_configs
-from mazerl.train import CONF_DIR, TrainingError, train
+from mazerl.apps.schema import register_configs
+from mazerl.core.config import CONF_DIR
+from mazerl.train.loop import TrainingError, train
 
 TIMING = ("tokens_per_s", "rollouts_per_s")
 
@@ -49,7 +50,7 @@ def test_killed_and_resumed_run_equals_uninterrupted_run(train, tmp_path, base_c
     cmd = [
         sys.executable,
         "-m",
-        "mazerl.train",
+        "mazerl.apps.train",
         *FAST,
         f"hydra.run.dir={cut}",
         f"base.cache_dir={base_cache}",
@@ -123,7 +124,7 @@ def test_relaunched_sweep_skips_finished_jobs_and_resumes_unfinished(tmp_path, b
         "train.group_size=8",  # replaces the smoke preset's own N sweep
         "focal.gamma=0,0.5",
     ]
-    first = run_app("mazerl.train", *args, cwd=tmp_path)
+    first = run_app("mazerl.apps.train", *args, cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     jobs = sorted(p for p in sweep.iterdir() if p.is_dir() and not p.name.startswith("."))
     assert [j.name.split(",")[0] for j in jobs] == ["focal.gamma=0", "focal.gamma=0.5"]
@@ -131,7 +132,7 @@ def test_relaunched_sweep_skips_finished_jobs_and_resumes_unfinished(tmp_path, b
     (jobs[1] / "metrics.json").unlink()
     (jobs[1] / "checkpoints" / "ckpt_0000004.pt").unlink()
     before = (jobs[0] / "metrics.json").stat().st_mtime_ns
-    again = run_app("mazerl.train", *args, cwd=tmp_path)
+    again = run_app("mazerl.apps.train", *args, cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert f"{jobs[0]}: already finished (metrics.json exists); skipping" in again.stdout
     assert "ckpt_0000003.pt at iteration 3" in again.stdout
@@ -164,7 +165,12 @@ BAD_CONFIGS = [
 @pytest.mark.parametrize(("overrides", "message"), BAD_CONFIGS, ids=lambda x: str(x)[:40])
 def test_bad_config_is_one_clear_message_and_nonzero_exit(tmp_path, overrides, message):
     out = run_app(
-        "mazerl.train", *FAST, f"hydra.run.dir={tmp_path}/run", *overrides, cwd=tmp_path, timeout=60
+        "mazerl.apps.train",
+        *FAST,
+        f"hydra.run.dir={tmp_path}/run",
+        *overrides,
+        cwd=tmp_path,
+        timeout=60,
     )
     assert out.returncode != 0
     assert message in out.stderr, out.stderr
@@ -176,7 +182,7 @@ def test_bad_layout_file_names_file_line_column(tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_text("#####\n#S..#\n#.#?#\n#..G#\n#####\n")
     out = run_app(
-        "mazerl.train",
+        "mazerl.apps.train",
         *FAST,
         f"hydra.run.dir={tmp_path}/run",
         f"maze.layout={bad}",
@@ -195,7 +201,7 @@ def test_base_checkpoint_of_another_policy_is_rejected(train, tmp_path, base_cac
     out, _ = train(f"base.path={base}", "policy.hidden=48", check=False)
     assert out.returncode == 2
     assert "holds a different policy (differs in policy.hidden)" in out.stderr
-    out = run_app("mazerl.eval.app", "checkpoint=/no/ckpt.pt", cwd=tmp_path, timeout=60)
+    out = run_app("mazerl.apps.eval", "checkpoint=/no/ckpt.pt", cwd=tmp_path, timeout=60)
     assert out.returncode == 2 and "checkpoint /no/ckpt.pt does not exist" in out.stderr
 
 
@@ -208,7 +214,7 @@ def test_non_finite_steps_are_skipped_counted_and_stop_the_run(tmp_path, base_ca
     if "nan_for_test" not in POLICY_LOSSES:
         POLICY_LOSSES.register("nan_for_test")(_nan_loss)
     register_configs()
-    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose(
             config_name="config",
             overrides=[
@@ -227,7 +233,7 @@ def test_non_finite_steps_are_skipped_counted_and_stop_the_run(tmp_path, base_ca
     with open_dict(cfg):
         del cfg["hydra"]
     with pytest.raises(TrainingError, match="3 iterations in a row had a non-finite loss"):
-        train(cfg)
+        train(cfg, tmp_path / "run")
     ckpts = sorted((tmp_path / "run" / "checkpoints").glob("*.pt"))
     assert [p.name for p in ckpts] == ["ckpt_0000001.pt", "ckpt_0000002.pt"]
     skipped = [v for _, v in scalars(tmp_path / "run")["train/skipped_steps"]]

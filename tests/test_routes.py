@@ -9,13 +9,13 @@ from conftest import scalars
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mazerl.categorical.theory import tail_miss
+from mazerl.algos.tail_miss import tail_miss
+from mazerl.core.errors import ConfigError
 from mazerl.envs import layouts
 from mazerl.envs.batch import MazeBatch
 from mazerl.envs.maze import replay, simple_paths
 from mazerl.envs.maze_env import MazeEnv
 from mazerl.envs.spec import MazeSpec
-from mazerl.errors import ConfigError
 from mazerl.eval.evaluate import route_logprobs
 from mazerl.eval.routes import rare_routes, tail_miss_stats
 from mazerl.policy import build_policy

@@ -9,7 +9,7 @@ import yaml
 from conftest import FAST, run_app
 from torch.utils.tensorboard import SummaryWriter
 
-from mazerl.summarize import summarize
+from mazerl.apps.summarize import summarize
 
 
 @pytest.mark.parametrize(
@@ -21,7 +21,7 @@ def test_smoke_sweep_lands_every_job(tmp_path, base_cache, launcher):
     sweep = tmp_path / "sweep"
     extra = ["hydra.launcher.ray.init.num_cpus=2"] if "ray" in launcher else []
     out = run_app(
-        "mazerl.train",
+        "mazerl.apps.train",
         "-m",
         *FAST,
         launcher,
@@ -126,14 +126,14 @@ def test_summary_numbers_by_hand(tmp_path):
 
 
 def test_summarize_cli_errors(tmp_path):
-    out = run_app("mazerl.summarize", str(tmp_path / "nope"), cwd=tmp_path)
+    out = run_app("mazerl.apps.summarize", str(tmp_path / "nope"), cwd=tmp_path)
     assert out.returncode == 2 and "sweep dir" in out.stderr and "does not exist" in out.stderr
-    out = run_app("mazerl.summarize", str(tmp_path), cwd=tmp_path)
+    out = run_app("mazerl.apps.summarize", str(tmp_path), cwd=tmp_path)
     assert out.returncode == 2 and "no runs under" in out.stderr
 
 
 def test_presets_declare_their_sweeps():
-    from mazerl.train import CONF_DIR
+    from mazerl.core.config import CONF_DIR
 
     expected = {
         "maze_group_sweep": {

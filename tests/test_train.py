@@ -7,9 +7,10 @@ from conftest import metrics, scalars
 from hydra import compose, initialize_config_dir
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from mazerl.config import register_configs, validate
-from mazerl.errors import ConfigError
-from mazerl.train import CONF_DIR, iterations_for, lr_factor
+from mazerl.apps.schema import register_configs, validate
+from mazerl.core.config import CONF_DIR
+from mazerl.core.errors import ConfigError
+from mazerl.train.schedule import iterations_for, lr_factor
 
 TRAIN_TAGS = [
     "reward_mean",
@@ -101,7 +102,7 @@ def composed():
     register_configs()
 
     def _compose(*overrides):
-        with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
             return compose(config_name="config", overrides=list(overrides))
 
     return _compose

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import torch
 
-from mazerl.registry import Registry
+from mazerl.core.registry import Registry
 
 AdvantageFn = Callable[..., torch.Tensor]
 ADVANTAGES: Registry[AdvantageFn] = Registry("advantage estimator")

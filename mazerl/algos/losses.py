@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import torch
 
-from mazerl.registry import Registry
+from mazerl.core.registry import Registry
 
 LossFn = Callable[..., tuple[torch.Tensor, dict[str, torch.Tensor]]]
 POLICY_LOSSES: Registry[LossFn] = Registry("policy loss")

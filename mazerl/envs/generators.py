@@ -13,9 +13,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from mazerl.core.errors import ConfigError
+from mazerl.core.registry import Registry
 from mazerl.envs.maze import Cell, Maze, shortest_path
-from mazerl.errors import ConfigError
-from mazerl.registry import Registry
 
 Passage = tuple[int, int]  # two flat cell indices i*width + j
 Generator = Callable[[int, int, np.random.Generator], list[Passage]]

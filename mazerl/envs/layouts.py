@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from mazerl.core.errors import LayoutError
 from mazerl.envs.maze import Maze, simple_paths
-from mazerl.errors import LayoutError
 
 WALL, OPEN, START, GOAL = "#", ".", "S", "G"
 MAX_SIDE = 129

@@ -6,10 +6,11 @@ from functools import cached_property
 
 import numpy as np
 
+from mazerl.core.errors import ConfigError
+from mazerl.core.streams import rng
 from mazerl.envs import generators, layouts
 from mazerl.envs.braid import LENGTH_PROFILES, braid
 from mazerl.envs.maze import Maze
-from mazerl.errors import ConfigError
 
 BRAID_ATTEMPTS = 200
 
@@ -85,3 +86,37 @@ class MazeSpec:
             known = ", ".join(cls.__dataclass_fields__)
             raise ConfigError(f"unknown maze option(s) {sorted(unknown)}; known: {known}")
         return cls(**kwargs)
+
+
+def maze_spec(
+    maze_cfg, size_delta: int = 0, generator: str | None = None, start_goal: str | None = None
+) -> MazeSpec:
+    """The `MazeSpec` of a `maze` config section, optionally larger or from another generator."""
+    h, w = maze_cfg.height or maze_cfg.size, maze_cfg.width or maze_cfg.size
+    return MazeSpec(
+        size=maze_cfg.size + size_delta,
+        height=None if maze_cfg.height is None else h + size_delta,
+        width=None if maze_cfg.width is None else w + size_delta,
+        generator=generator or maze_cfg.generator,
+        start_goal=start_goal or maze_cfg.start_goal,
+        layout=maze_cfg.layout,
+        routes=maze_cfg.routes,
+        route_lengths=maze_cfg.route_lengths,
+    )
+
+
+def sample_mazes(spec: MazeSpec, count: int, excluded: set[bytes], *keys: int) -> list[Maze]:
+    """`count` mazes from the stream `keys` (maze i from `rng(*keys, i)`), skipping any whose
+    key is in `excluded` (evaluation mazes)."""
+    out, i = [], 0
+    while len(out) < count:
+        maze = spec.sample(rng(*keys, i))
+        i += 1
+        if maze.key not in excluded:
+            out.append(maze)
+        if i > 100 * count + 1000:
+            raise ConfigError(
+                "cannot draw training mazes disjoint from the evaluation sets: the maze "
+                "space is too small; use larger mazes or fewer evaluation mazes"
+            )
+    return out

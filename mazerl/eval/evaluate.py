@@ -16,38 +16,20 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from mazerl.core.streams import STREAM_EVAL
 from mazerl.envs.maze import Maze, replay
 from mazerl.envs.render import render_rgb
-from mazerl.envs.spec import MazeSpec
+from mazerl.envs.spec import MazeSpec, maze_spec
 from mazerl.eval.passk import default_ks, exact_pass_at_k, pass_at_k, standard_error
 from mazerl.policy.base import SequencePolicy
 from mazerl.policy.tokens import encode
 from mazerl.rollout import action_logp, generate
-
-STREAM_EVAL = 2
 
 
 @dataclass
 class EvalSet:
     name: str
     mazes: list[Maze]
-
-
-def maze_spec(
-    maze_cfg, size_delta: int = 0, generator: str | None = None, start_goal: str | None = None
-) -> MazeSpec:
-    """The `MazeSpec` of a maze config, optionally larger or from another generator."""
-    h, w = maze_cfg.height or maze_cfg.size, maze_cfg.width or maze_cfg.size
-    return MazeSpec(
-        size=maze_cfg.size + size_delta,
-        height=None if maze_cfg.height is None else h + size_delta,
-        width=None if maze_cfg.width is None else w + size_delta,
-        generator=generator or maze_cfg.generator,
-        start_goal=start_goal or maze_cfg.start_goal,
-        layout=maze_cfg.layout,
-        routes=maze_cfg.routes,
-        route_lengths=maze_cfg.route_lengths,
-    )
 
 
 def _set_maze(spec: MazeSpec, seed: int, name: str, i: int) -> Maze:

@@ -11,7 +11,7 @@ closed form at the group's exact p (total route mass) and tau (rare route mass).
 import numpy as np
 import torch
 
-from mazerl.categorical.theory import tail_miss
+from mazerl.algos.tail_miss import tail_miss
 from mazerl.eval.evaluate import route_logprobs
 
 RARE_FRACTION = 0.2
@@ -74,3 +74,16 @@ def tail_miss_stats(
         "train_rare_mass": float(tau.mean()),
         "train_success_mass": float(p.mean()),
     }
+
+
+def route_tracking(policy, base_policy, rollouts, temperature: float) -> dict[str, float]:
+    """Tail-miss rate of one training iteration's groups (mixed rewards, no rare route sampled)
+    and its closed form at the exact p and tau of the sampling policy; rare routes are those
+    the base model gives less than RARE_FRACTION of the maze's success mass."""
+    device = rollouts.actions.device
+    mass = route_masses(policy, rollouts.mazes, temperature, device)
+    base = route_masses(base_policy, rollouts.mazes, temperature, device)
+    width = mass.shape[1]
+    valid = np.array([[k < len(m.routes) for k in range(width)] for m in rollouts.mazes])
+    rare = rare_routes(base, valid)
+    return tail_miss_stats(rollouts.rewards_by_group, rollouts.route, rare, mass)

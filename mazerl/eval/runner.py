@@ -7,14 +7,11 @@ from pathlib import Path
 import numpy as np
 from torch.utils.tensorboard import SummaryWriter
 
-from mazerl.base_model import _locked, config_hash
-from mazerl.checkpoint import write_json_atomic
-from mazerl.config import to_container
+from mazerl.core.config import to_container
+from mazerl.core.files import config_hash, locked, write_json_atomic
+from mazerl.core.streams import STREAM_EVAL_SAMPLING, torch_generator
 from mazerl.eval.evaluate import EvalSet, evaluate_set, scalars
 from mazerl.eval.routes import eval_route_metrics
-from mazerl.runtime import torch_generator
-
-STREAM_EVAL_SAMPLING = 21
 
 
 def evaluate_all(
@@ -93,7 +90,7 @@ class BaseEvaluation:
     def load_or_run(cls, base_dir: Path, policy, sets, cfg, device, log) -> "BaseEvaluation":
         key = config_hash(to_container(cfg.eval), to_container(cfg.maze))
         path = Path(base_dir) / f"eval_{key}.json"
-        with _locked(path.parent / f".{path.stem}.lock"):
+        with locked(path.parent / f".{path.stem}.lock"):
             if path.exists():
                 return cls(json.loads(path.read_text()))
             log(f"base model: evaluating ({', '.join(s.name for s in sets)}, n={cfg.eval.n})")

@@ -15,8 +15,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from mazerl.core.registry import Registry
 from mazerl.policy.tokens import Prompts
-from mazerl.registry import Registry
 
 POLICIES: Registry[type["SequencePolicy"]] = Registry("policy")
 BOS_ACTION = 5  # "previous action" at the first response step

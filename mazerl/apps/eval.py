@@ -14,19 +14,20 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 from torch.utils.tensorboard import SummaryWriter
 
-from mazerl import checkpoint
-from mazerl.base_model import load_base
-from mazerl.checkpoint import write_json_atomic
-from mazerl.config import register_configs, validate
-from mazerl.errors import CheckpointError, ConfigError
+from mazerl.apps.schema import register_configs, validate
+from mazerl.core import checkpoint
+from mazerl.core.cli import exit_on_user_error
+from mazerl.core.device import select_device, setup
+from mazerl.core.errors import CheckpointError, ConfigError
+from mazerl.core.files import write_json_atomic
 from mazerl.eval.evaluate import build_sets
 from mazerl.eval.runner import BaseEvaluation, evaluate_all, log_eval, strip_images
-from mazerl.runtime import select_device, setup
-from mazerl.train import CONF_DIR, run_cli
+from mazerl.train.sft import load_base
 
 register_configs()
 
 
+@exit_on_user_error
 def evaluate_checkpoint(cfg: DictConfig) -> dict:
     if not cfg.checkpoint:
         raise ConfigError("checkpoint=PATH is required (a training checkpoint or a base.pt)")
@@ -68,9 +69,9 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict:
     return flat
 
 
-@hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
+@hydra.main(version_base="1.3", config_path="../conf", config_name="config")
 def main(cfg: DictConfig) -> None:
-    run_cli(evaluate_checkpoint, cfg)
+    evaluate_checkpoint(cfg)
 
 
 if __name__ == "__main__":

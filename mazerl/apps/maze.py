@@ -10,11 +10,11 @@ import argparse
 
 import numpy as np
 
+from mazerl.core.cli import exit_on_user_error
 from mazerl.envs import generators, layouts
 from mazerl.envs.maze import MOVE_NAMES, Maze, replay
 from mazerl.envs.render import render_ansi
 from mazerl.envs.spec import MazeSpec
-from mazerl.errors import exit_on_user_error
 
 
 def describe(maze: Maze) -> str:

@@ -1,14 +1,13 @@
 """Atomic checkpoint files: write to a temporary file, fsync, rename. A kill at any moment
 leaves the previous checkpoint intact."""
 
-import json
 import os
 import re
 from pathlib import Path
 
 import torch
 
-from mazerl.errors import CheckpointError
+from mazerl.core.errors import CheckpointError
 
 PATTERN = re.compile(r"^ckpt_(\d{7})\.pt$")
 
@@ -65,16 +64,3 @@ class CheckpointDir:
         for old in self.paths()[: -self.keep]:
             old.unlink(missing_ok=True)
         return path
-
-
-def write_json_atomic(obj, path: Path) -> None:
-    """Write JSON atomically (a reader never sees half a file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        tmp.write_text(json.dumps(obj, indent=2, sort_keys=True))
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)

@@ -1,12 +1,5 @@
 """Errors a user can cause. Entry points print them as one line and exit non-zero."""
 
-import functools
-import sys
-from collections.abc import Callable
-from typing import TypeVar
-
-F = TypeVar("F", bound=Callable)
-
 
 class UserError(Exception):
     """Base class for errors caused by user input (configs, layout files, paths)."""
@@ -28,17 +21,3 @@ class LayoutError(UserError, ValueError):
 
 class CheckpointError(UserError, ValueError):
     """A checkpoint path is missing or does not match the policy."""
-
-
-def exit_on_user_error(fn: F) -> F:
-    """Wrap a CLI entry point: a `UserError` becomes `error: <message>` on stderr and exit 2."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except UserError as e:
-            print(f"error: {e}", file=sys.stderr)
-            sys.exit(2)
-
-    return wrapper  # type: ignore[return-value]

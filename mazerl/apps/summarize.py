@@ -27,8 +27,9 @@ import numpy as np
 import yaml
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from mazerl.categorical.theory import tail_miss
-from mazerl.errors import UserError, exit_on_user_error
+from mazerl.algos.tail_miss import tail_miss
+from mazerl.core.cli import exit_on_user_error
+from mazerl.core.errors import UserError
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt

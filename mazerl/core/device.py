@@ -1,4 +1,4 @@
-"""Process set-up shared by the entry points: device, threads, determinism, random streams."""
+"""Process set-up shared by the entry points: device, threads, determinism."""
 
 import os
 import random
@@ -6,10 +6,7 @@ import random
 import numpy as np
 import torch
 
-from mazerl.errors import ConfigError
-
-# independent random streams derived from the run seed (`rng(seed, STREAM, ...)`)
-STREAM_TRAIN_MAZES, STREAM_SAMPLING, STREAM_TRAIN_POOL = 1, 3, 4
+from mazerl.core.errors import ConfigError
 
 
 def select_device(name: str) -> torch.device:
@@ -58,14 +55,3 @@ def setup(seed: int, threads: int, device: torch.device) -> int:
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     torch.use_deterministic_algorithms(True, warn_only=device.type == "cuda")
     return threads
-
-
-def rng(*keys: int) -> np.random.Generator:
-    """A numpy generator for one stream: `rng(seed, STREAM_..., index)`."""
-    return np.random.default_rng([int(k) for k in keys])
-
-
-def torch_generator(device: torch.device, *keys: int) -> torch.Generator:
-    """A torch generator on `device` seeded from the stream keys."""
-    seed = int(np.random.SeedSequence([int(k) for k in keys]).generate_state(1)[0])
-    return torch.Generator(device=device).manual_seed(seed)

@@ -272,7 +272,7 @@ def smoke_sweep_figure() -> dict:
             [
                 sys.executable,
                 "-m",
-                "mazerl.train",
+                "mazerl.apps.train",
                 "-m",
                 "experiment=smoke",
                 "hydra/launcher=joblib",

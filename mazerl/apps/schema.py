@@ -13,8 +13,8 @@ from omegaconf import MISSING, DictConfig, OmegaConf
 
 from mazerl.algos import ADVANTAGES, AGGREGATIONS, POLICY_LOSSES
 from mazerl.algos.objective import AlgoConfig, FocalConfig
+from mazerl.core.errors import ConfigError
 from mazerl.envs.generators import GENERATORS, MAX_CELLS, MIN_CELLS, PLACEMENTS
-from mazerl.errors import ConfigError
 from mazerl.policy import POLICIES
 from mazerl.policy.gru import GruConfig
 from mazerl.policy.transformer import TransformerConfig

@@ -11,11 +11,8 @@ first one instead of training it twice. Its evaluation is stored beside it, once
 evaluation config.
 """
 
-import contextlib
 import copy
-import fcntl
-import hashlib
-import json
+import dataclasses
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -25,23 +22,17 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from mazerl import checkpoint
+from mazerl.core import checkpoint
+from mazerl.core.config import to_container
+from mazerl.core.errors import CheckpointError
+from mazerl.core.files import config_hash, locked
+from mazerl.core.streams import STREAM_PROBE, STREAM_SFT, rng, torch_generator
 from mazerl.envs.maze import Maze, replay
-from mazerl.envs.spec import MazeSpec
-from mazerl.errors import CheckpointError
+from mazerl.envs.spec import MazeSpec, maze_spec, sample_mazes
 from mazerl.policy import build_policy
 from mazerl.policy.base import SequencePolicy
 from mazerl.policy.tokens import encode
 from mazerl.rollout import generate
-from mazerl.runtime import rng, torch_generator
-
-STREAM_SFT, STREAM_PROBE = 11, 12
-FORMAT = 1
-
-
-def config_hash(*parts: dict) -> str:
-    blob = json.dumps([FORMAT, *parts], sort_keys=True, default=str).encode()
-    return hashlib.sha256(blob).hexdigest()[:16]
 
 
 def demonstrations(
@@ -71,24 +62,6 @@ def demonstrations(
         positions[i, : len(moves)] = torch.tensor(cells)
         mask[i, : len(moves)] = 1
     return actions, positions, mask
-
-
-def sample_mazes(spec: MazeSpec, count: int, excluded: set[bytes], *keys: int) -> list[Maze]:
-    """`count` mazes from the stream `keys`, skipping any in `excluded` (evaluation mazes)."""
-    out, i = [], 0
-    while len(out) < count:
-        maze = spec.sample(rng(*keys, i))
-        i += 1
-        if maze.key not in excluded:
-            out.append(maze)
-        if i > 100 * count + 1000:
-            from mazerl.errors import ConfigError
-
-            raise ConfigError(
-                "cannot draw training mazes disjoint from the evaluation sets: the maze "
-                "space is too small; use larger mazes or fewer evaluation mazes"
-            )
-    return out
 
 
 def probe_pass1(policy, mazes, samples, allow_revisits, device, seed) -> float:
@@ -147,17 +120,6 @@ def train_base(
     return {"steps": step, "seconds": time.time() - start, "curve": curve}
 
 
-@contextlib.contextmanager
-def _locked(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
 def cache_root(base_cfg) -> Path:
     if base_cfg.cache_dir:
         return Path(base_cfg.cache_dir).expanduser()
@@ -193,21 +155,17 @@ def load_base(
 
 
 def obtain_base(
-    cfg_parts: dict,
-    spec: MazeSpec,
-    base_cfg,
-    *,
-    allow_revisits: bool,
-    excluded: set[bytes],
-    device: torch.device,
-    log: Callable[[str], None] = print,
+    cfg, excluded: set[bytes], device: torch.device, log: Callable[[str], None] = print
 ) -> tuple[SequencePolicy, Path]:
-    """The base policy for this config: `base.path`, the cache, or trained now (and cached).
-    It learns from `spec`'s mazes: perfect mazes (one route), also for braid runs, whose
-    longer routes thereby start rare.
+    """The base policy of a run config: `base.path`, the cache, or trained now (and cached).
+    It learns from the run's maze config with one route (perfect mazes), also for braid runs,
+    whose longer routes thereby start rare; `excluded` mazes (evaluation) are never shown.
 
-    `cfg_parts` holds the resolved `maze`, `policy` and `base` sections that key the cache.
+    The resolved `maze` (less RL-only keys), `policy` and `base` sections key the cache.
     Returns the policy and the folder where its evaluations are stored."""
+    cfg_parts = {k: to_container(cfg[k]) for k in ("maze", "policy", "base")}
+    base_cfg = cfg.base
+    spec = dataclasses.replace(maze_spec(cfg.maze), routes=1)
     if base_cfg.path:
         policy, _ = load_base(base_cfg.path, cfg_parts["policy"], device)
         return policy, Path(base_cfg.path).expanduser().parent
@@ -218,7 +176,7 @@ def obtain_base(
     key = config_hash(key_maze, cfg_parts["policy"], key_base, sorted(excluded))
     folder = cache_root(base_cfg) / key
     ckpt_path = folder / "base.pt"
-    with _locked(folder.parent / f".{folder.name}.lock"):
+    with locked(folder.parent / f".{folder.name}.lock", log):
         if ckpt_path.exists():
             log(f"base model: using the cached {ckpt_path}")
             policy, _ = load_base(ckpt_path, cfg_parts["policy"], device)
@@ -233,7 +191,7 @@ def obtain_base(
             policy,
             spec,
             base_cfg,
-            allow_revisits=allow_revisits,
+            allow_revisits=cfg.maze.allow_revisits,
             excluded=excluded,
             device=device,
             log=log,

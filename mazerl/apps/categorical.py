@@ -25,12 +25,12 @@ from omegaconf import DictConfig, OmegaConf
 from torch.utils.tensorboard import SummaryWriter
 
 from mazerl.algos import ADVANTAGES, AGGREGATIONS, POLICY_LOSSES, AlgoConfig, FocalConfig
+from mazerl.algos.tail_miss import active, peak_group_size, tail_miss
+from mazerl.apps.schema import register_configs
 from mazerl.categorical.sim import SimConfig, masses, simulate
-from mazerl.categorical.theory import active, peak_group_size, tail_miss
-from mazerl.checkpoint import write_json_atomic
-from mazerl.config import register_configs
-from mazerl.errors import ConfigError
-from mazerl.train import CONF_DIR, run_cli
+from mazerl.core.cli import exit_on_user_error
+from mazerl.core.errors import ConfigError
+from mazerl.core.files import write_json_atomic
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -153,9 +153,9 @@ def run(cfg: DictConfig) -> dict:
     return final
 
 
-@hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="categorical")
+@hydra.main(version_base="1.3", config_path="../conf", config_name="categorical")
 def main(cfg: DictConfig) -> None:
-    run_cli(run, cfg)
+    exit_on_user_error(run)(cfg)
 
 
 register_configs()

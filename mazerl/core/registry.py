@@ -3,7 +3,7 @@
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from mazerl.errors import ConfigError
+from mazerl.core.errors import ConfigError
 
 T = TypeVar("T")
 

@@ -1,0 +1,48 @@
+"""Files that several jobs share: atomic JSON, inter-process locks, content hashes."""
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+FORMAT = 1  # bump to invalidate every cached artifact keyed by `config_hash`
+
+
+def config_hash(*parts) -> str:
+    """16 hex digits identifying JSON-able `parts` (dict key order does not matter)."""
+    blob = json.dumps([FORMAT, *parts], sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+@contextlib.contextmanager
+def locked(path: Path, waiting: Callable[[str], None] | None = None) -> Iterator[None]:
+    """Hold an exclusive lock on `path` (created if missing) for the block. Another process
+    holding it makes this wait; `waiting`, if given, is told so once, with the lock path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if waiting is not None:
+                waiting(f"waiting for another job holding the lock {path}")
+            fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def write_json_atomic(obj, path: Path) -> None:
+    """Write JSON atomically (a reader never sees half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        tmp.write_text(json.dumps(obj, indent=2, sort_keys=True))
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

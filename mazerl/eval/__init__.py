@@ -1,0 +1,1 @@
+"""Evaluation: pass@k (sampled and exact), evaluation sets, route masses, logging."""

@@ -1,0 +1,211 @@
+"""`train(cfg)`: RLVR on mazes with group-based objectives, one page from set-up to metrics.
+
+One iteration: draw `num_prompts` mazes, sample `group_size` rollouts of each, score them with
+the batched stepper, compute group advantages times the focal weight g = (1 - mu_hat)^gamma,
+then `ppo_epochs` x `minibatches` clipped updates against the sampling-time log-probs.
+Outputs (in the run dir `out`): `tb/` TensorBoard events, `checkpoints/`, `eval/*.json`,
+`metrics.json` (written last: its presence marks a finished run).
+"""
+
+import copy
+import json
+import signal
+import sys
+import time
+from pathlib import Path
+
+import torch
+from omegaconf import DictConfig, OmegaConf
+from torch.utils.tensorboard import SummaryWriter
+
+from mazerl.algos import AlgoConfig, FocalConfig, group_advantages
+from mazerl.core.config import to_container
+from mazerl.core.device import select_device, setup
+from mazerl.core.errors import UserError
+from mazerl.core.files import write_json_atomic
+from mazerl.envs.spec import maze_spec
+from mazerl.eval.evaluate import build_sets, excluded_keys
+from mazerl.eval.routes import route_tracking
+from mazerl.eval.runner import BaseEvaluation, evaluate_all, log_eval
+from mazerl.train.collect import TrainingMazes, collect, rollout_metrics
+from mazerl.train.progress import Progress, StopSignal, progress_mode
+from mazerl.train.run_state import RunState
+from mazerl.train.schedule import iterations_for, lr_factor
+from mazerl.train.sft import obtain_base
+from mazerl.train.update import update
+
+
+class TrainingError(UserError):
+    """The run cannot go on (non-finite steps); the message says why and what is kept."""
+
+
+def train(cfg: DictConfig, out: Path) -> dict:
+    """The whole run in the folder `out`; returns the final metrics (also in `metrics.json`)."""
+    job_start = time.time()
+    if (out / "metrics.json").exists():  # a finished job of a re-launched sweep
+        print(f"{out}: already finished (metrics.json exists); skipping")
+        return json.loads((out / "metrics.json").read_text())["final"]
+    device = select_device(cfg.device)
+    threads = setup(cfg.seed, cfg.threads, device)
+    algo, focal = AlgoConfig(**cfg.algo), FocalConfig(**cfg.focal)
+    progress = Progress(progress_mode(cfg.logger), cfg.train.log_every)
+
+    # ---- evaluation sets, the base policy (SFT, cached) and its evaluation
+    sets = build_sets(cfg.maze, cfg.eval)
+    excluded = excluded_keys(sets)
+    base_policy, base_dir = obtain_base(cfg, excluded, device, progress.log)
+    base_eval = BaseEvaluation.load_or_run(base_dir, base_policy, sets, cfg, device, progress.log)
+    training_mazes = TrainingMazes(maze_spec(cfg.maze), cfg.maze.pool_size, excluded, cfg.seed)
+
+    # ---- the trained policy, its optimizer and schedule; resume from the run dir
+    policy = copy.deepcopy(base_policy).train()
+    ref_policy = base_policy if algo.kl_beta > 0 else None
+    t = cfg.train
+    optimizer = torch.optim.AdamW(
+        policy.parameters(), lr=t.lr, betas=tuple(t.betas), weight_decay=t.weight_decay
+    )
+    total = iterations_for(t)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda it: lr_factor(it, total, t.warmup, t.schedule)
+    )
+    state = RunState(
+        out / "checkpoints",
+        t.keep_checkpoints,
+        to_container(cfg),
+        base_dir,
+        policy_state=policy,
+        optimizer=optimizer,
+        scheduler=scheduler,
+    )
+    resumed = state.resume(device) if t.resume else None
+    if resumed is not None:
+        progress.log(f"resuming from {resumed} at iteration {state.iteration}")
+    start = state.iteration
+
+    # events after the checkpoint (a crash before the next one) are purged and logged again
+    writer = SummaryWriter(
+        str(out / "tb"), purge_step=start + 1 if start else None, flush_secs=cfg.logger.flush_secs
+    )
+    if start == 0:
+        writer.add_text("config", f"```yaml\n{OmegaConf.to_yaml(cfg, resolve=True)}\n```")
+        log_eval(writer, base_eval.results, base_eval.results, 0, cfg.eval.images)
+
+    stop, bad_in_row, train_scalars = StopSignal(), 0, {}
+    eval_pass1 = base_eval.scalars().get(f"eval/{sets[0].name}/pass@1", float("nan"))
+    progress.begin(start, total)
+    try:
+        for it in range(start, total):
+            step = it + 1
+            # ---- collect: num_prompts mazes x group_size rollouts, scored by the stepper
+            t0 = time.time()
+            rollouts, rounds = collect(policy, cfg, training_mazes, it, device)
+            t_rollout = time.time() - t0
+            if cfg.maze.routes > 1:  # exact route masses: tail misses, rare-route mass
+                for k, v in route_tracking(policy, base_policy, rollouts, t.temperature).items():
+                    writer.add_scalar(f"routes/{k}", v, step)
+
+            # ---- advantages: group-normalised rewards x focal weight
+            advantages, group_metrics = group_advantages(rollouts.rewards_by_group, algo, focal)
+
+            # ---- update: clipped policy-gradient steps
+            loss_metrics, skipped = update(
+                policy, ref_policy, optimizer, rollouts, advantages.flatten(), algo, t,
+                seed=cfg.seed, it=it,
+            )  # fmt: skip
+            scheduler.step()
+            state.iteration, state.skipped = step, state.skipped + skipped
+            bad_in_row = bad_in_row + 1 if skipped else 0
+            t_iter = time.time() - t0
+
+            # ---- log
+            train_scalars = {
+                **rollout_metrics(rollouts),
+                **{k: float(v) for k, v in group_metrics.items()},
+                **loss_metrics,
+                "lr": scheduler.get_last_lr()[0],
+                "skipped_steps": float(state.skipped),
+                "sampling_rounds": float(rounds),
+                "tokens_per_s": float(rollouts.mask.sum()) / t_rollout,
+                "rollouts_per_s": len(rollouts.reward) / t_rollout,
+            }
+            for k, v in train_scalars.items():
+                writer.add_scalar(f"train/{k}", v, step)
+            writer.add_scalar("time/rollout_s", t_rollout, step)
+            writer.add_scalar("time/update_s", t_iter - t_rollout, step)
+            writer.add_scalar("time/iteration_s", t_iter, step)
+            writer.add_scalar("time/elapsed_s", state.elapsed(), step)
+            if bad_in_row >= t.max_bad_steps:
+                raise TrainingError(
+                    f"{bad_in_row} iterations in a row had a non-finite loss or gradient "
+                    f"(iteration {step}); stopping. Last good checkpoint: "
+                    f"{state.ckpts.latest() or 'none'}"
+                )
+
+            # ---- evaluate, checkpoint
+            last = step == total
+            if not last and t.eval_every and step % t.eval_every == 0:
+                t0 = time.time()
+                results = evaluate_all(policy, sets, cfg, device, cfg.eval.n_during, step)
+                flat = log_eval(writer, results, base_eval.results, step, cfg.eval.images)
+                eval_pass1 = flat.get(f"eval/{sets[0].name}/pass@1", eval_pass1)
+                writer.add_scalar("time/eval_s", time.time() - t0, step)
+            if last or stop.signum is not None or step % t.checkpoint_every == 0:
+                path = state.save()
+            progress.update(
+                step,
+                train_scalars["reward_mean"],
+                eval_pass1,
+                train_scalars["frac_zero_adv_groups"],
+                train_scalars["focal_weight_mean"],
+                t_iter,
+            )
+            if stop.signum is not None:
+                writer.flush()
+                print(
+                    f"stopped by {signal.Signals(stop.signum).name} after iteration "
+                    f"{step}/{total}; checkpoint {path}; run the same command again to resume",
+                    file=sys.stderr,
+                )
+                raise SystemExit(128 + stop.signum)
+    finally:
+        stop.restore()
+        progress.close()
+
+    # ---- final evaluation at eval.n samples per maze, metrics.json, hparams
+    t0 = time.time()
+    results = evaluate_all(policy, sets, cfg, device, cfg.eval.n, total, save_dir=out / "eval")
+    final = log_eval(writer, results, base_eval.results, total, cfg.eval.images)
+    writer.add_scalar("time/eval_s", time.time() - t0, total)
+    hparams = {
+        "algo": algo.name,
+        "group_size": t.group_size,
+        "gamma": focal.gamma,
+        "maze_size": cfg.maze.size,
+        "generator": cfg.maze.generator,
+        "seed": cfg.seed,
+        "policy": cfg.policy.name,
+        "sees_position": cfg.policy.sees_position,
+        "lr": t.lr,
+        "num_prompts": t.num_prompts,
+    }
+    headline = {f"final/{k}": v for k, v in final.items() if "_se" not in k}
+    writer.add_hparams(hparams, headline, run_name=".")
+    writer.close()
+    metrics = {
+        "final": final,
+        "base": base_eval.scalars(),
+        "train": train_scalars,
+        "iterations": total,
+        "wall_time_s": state.elapsed(),
+        "threads": threads,
+        "device": str(device),
+        "hparams": hparams,
+    }
+    write_json_atomic(metrics, out / "metrics.json")
+    print(
+        f"done in {time.time() - job_start:.0f}s (training {state.elapsed():.0f}s): "
+        + ", ".join(
+            f"{k} {v:.3f}" for k, v in final.items() if k.endswith(("/pass@1", "/pass@256"))
+        )
+    )
+    return final

@@ -1,0 +1,105 @@
+"""What a run must keep to resume bit-identically: the policy, optimizer, scheduler, counters
+and random states, saved as `checkpoints/ckpt_<iteration>.pt` in the run dir."""
+
+import random
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from mazerl.core import checkpoint
+from mazerl.core.errors import CheckpointError
+
+# settings that may change between a run and its resumption
+RESUMABLE = {
+    "train": {
+        "iterations",
+        "eval_every",
+        "checkpoint_every",
+        "keep_checkpoints",
+        "resume",
+        "log_every",
+        "max_bad_steps",
+    },
+    "eval": None,
+    "logger": None,
+    "threads": None,
+    "device": None,
+    "base": {"cache_dir"},
+}
+
+
+def check_same_run(saved: dict, current: dict, path: Path) -> None:
+    """Refuse to resume a checkpoint written by a different configuration."""
+    diff = []
+    for key in sorted(set(saved) | set(current)):
+        if key in RESUMABLE and RESUMABLE[key] is None:
+            continue
+        a, b = saved.get(key), current.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            skip = RESUMABLE.get(key, set())
+            diff += [
+                f"{key}.{k}"
+                for k in sorted(set(a) | set(b))
+                if k not in skip and a.get(k) != b.get(k)
+            ]
+        elif a != b:
+            diff.append(key)
+    if diff:
+        raise CheckpointError(
+            f"{path} was written by a different config (differs in {', '.join(diff)}); "
+            "use another run dir or train.resume=false"
+        )
+
+
+class RunState:
+    """The trainable state of a run and its checkpoint folder.
+
+    `iteration` is the number of finished iterations, `skipped` the non-finite optimizer steps
+    skipped so far, `elapsed()` the training seconds including those before a resumption."""
+
+    def __init__(self, folder: Path, keep: int, config: dict, base_dir: Path, **modules):
+        self.ckpts = checkpoint.CheckpointDir(folder, keep)
+        self.config, self.base_dir, self.modules = config, base_dir, modules
+        self.iteration, self.skipped, self._elapsed0 = 0, 0, 0.0
+        self._t0 = time.time()
+
+    def elapsed(self) -> float:
+        return self._elapsed0 + time.time() - self._t0
+
+    def resume(self, device) -> Path | None:
+        """Load the newest checkpoint of the folder, if any; returns its path."""
+        latest = self.ckpts.latest()
+        if latest is None:
+            return None
+        state = checkpoint.load(latest, map_location=device)
+        check_same_run(state["config"], self.config, latest)
+        for name, module in self.modules.items():
+            try:
+                module.load_state_dict(state[name])
+            except (RuntimeError, ValueError, KeyError) as e:
+                raise CheckpointError(f"checkpoint {latest} does not match {name}: {e}") from None
+        self.iteration, self.skipped = state["iteration"], state["skipped"]
+        self._elapsed0, self._t0 = state["elapsed"], time.time()
+        torch.set_rng_state(state["rng"]["torch"])
+        np.random.set_state(state["rng"]["numpy"])
+        random.setstate(state["rng"]["python"])
+        return latest
+
+    def save(self) -> Path:
+        state = {name: module.state_dict() for name, module in self.modules.items()}
+        state.update(
+            iteration=self.iteration,
+            policy_config=self.config["policy"],
+            skipped=self.skipped,
+            elapsed=self.elapsed(),
+            config=self.config,
+            base=str(self.base_dir),
+            rng={
+                "torch": torch.get_rng_state(),
+                "numpy": np.random.get_state(),
+                "python": random.getstate(),
+            },
+        )
+        return self.ckpts.save(state, self.iteration)
