@@ -1,19 +1,30 @@
 """The Gymnasium env: registration, checker, episodes, rendering."""
 
+import warnings
+
 import gymnasium as gym
 import numpy as np
 import pytest
+from gymnasium.error import ResetNeeded
 from gymnasium.utils.env_checker import check_env, data_equivalence
 
 import mazerl
+from mazerl.core.errors import ConfigError
 from mazerl.envs import generators, layouts
 from mazerl.envs.maze import DOWN, LEFT, RIGHT, UP
+from mazerl.envs.maze_env import MazeEnv
 
 
 @pytest.mark.parametrize("generator", generators.GENERATORS.names())
 def test_check_env_every_generator(generator):
-    env = gym.make(mazerl.ENV_ID, generator=generator, size=4, render_mode="rgb_array")
-    check_env(env.unwrapped)
+    """Clean: Gymnasium's checker raises nothing and warns nothing."""
+    for routes in (1, 2):
+        env = gym.make(
+            mazerl.ENV_ID, generator=generator, size=4, routes=routes, render_mode="rgb_array"
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            check_env(env.unwrapped)
 
 
 @pytest.mark.parametrize("layout", sorted(layouts.shipped_layouts()))
@@ -127,3 +138,40 @@ def test_bad_arguments_raise_clear_errors():
         gym.make(mazerl.ENV_ID, render_mode="video")
     with pytest.raises(ValueError, match="not a shipped layout"):
         gym.make(mazerl.ENV_ID, layout="no-such-layout")
+
+
+@pytest.mark.parametrize("action", [4, -1, 1.0, "0", None, np.float32(2), np.array([1])])
+def test_invalid_actions_raise(action):
+    env = MazeEnv(layout="tiny")
+    env.reset()
+    with pytest.raises(ValueError, match=r"invalid action .*expected an integer in 0\.\.3"):
+        env.step(action)
+    assert env.step(np.int64(RIGHT))[-1]["event"] == "move"  # numpy integers are actions
+
+
+def test_step_after_the_episode_ended_raises_reset_needed():
+    env = gym.make(mazerl.ENV_ID, layout="tiny", max_steps=2)
+    env.reset()
+    assert env.step(UP)[2]  # a wall: terminated
+    with pytest.raises(ResetNeeded, match="after the episode ended"):
+        env.step(RIGHT)
+    env.reset()  # a reset starts a fresh episode
+    assert env.step(RIGHT)[-1]["event"] == "move"
+    assert env.step(RIGHT)[3]  # truncated at max_steps=2 also ends it
+    with pytest.raises(ResetNeeded, match="after the episode ended"):
+        env.step(DOWN)
+    with pytest.raises(ResetNeeded, match="before reset"):
+        MazeEnv(layout="tiny").step(RIGHT)
+
+
+def test_max_steps_is_positive_or_the_default():
+    tiny = layouts.load("tiny")
+    env = MazeEnv(layout="tiny")
+    env.reset()
+    assert env.max_steps == tiny.num_open - 1
+    env = MazeEnv(layout="tiny", max_steps=1)
+    env.reset()
+    assert env.step(RIGHT)[3]
+    for bad in (0, -3, 1.5, True, "5"):
+        with pytest.raises(ConfigError, match=f"max_steps must be a positive integer.*got {bad!r}"):
+            MazeEnv(layout="tiny", max_steps=bad)

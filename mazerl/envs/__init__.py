@@ -11,5 +11,5 @@ def register_envs() -> None:
         gymnasium.register(
             id=ENV_ID,
             entry_point="mazerl.envs.maze_env:MazeEnv",
-            vector_entry_point="mazerl.envs.batch:make_vector_env",
+            vector_entry_point="mazerl.envs.batch:MazeVectorEnv",
         )

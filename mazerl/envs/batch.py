@@ -10,20 +10,31 @@ episode with reward 0.
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import gymnasium as gym
 import numpy as np
 import torch
-from gymnasium import spaces
+from gymnasium.error import ResetNeeded
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from mazerl.envs.maze import Maze
-from mazerl.envs.maze_env import EVENTS, GOAL, MOVE, REVISIT, STOP, WALL, default_max_steps
-from mazerl.envs.spec import MazeSpec
+from mazerl.core.errors import ConfigError
+from mazerl.envs.maze import (
+    EVENTS,
+    GOAL,
+    MOVE,
+    REVISIT,
+    STOP,
+    WALL,
+    Maze,
+    check_max_steps,
+    default_max_steps,
+)
+from mazerl.envs.maze_env import MazeEnv
+from mazerl.envs.render import render_ansi, render_rgb
 
 STOP_ACTION = 4
 DONE_ALREADY = -1  # event code of rows that had already ended
+EVENT_NAMES = np.array(EVENTS, dtype=object)  # event code -> the vector env's info["event"]
 
 
 @dataclass
@@ -58,7 +69,7 @@ class MazeBatch:
     ) -> None:
         self.device = torch.device(device)
         self.allow_revisits = allow_revisits
-        self.max_steps_arg = max_steps
+        self.max_steps_arg = check_max_steps(max_steps)
         self.load(mazes)
 
     def _t(self, a) -> torch.Tensor:
@@ -223,26 +234,31 @@ class MazeBatch:
 class MazeVectorEnv(VectorEnv):
     """`num_envs` copies of `MazeEnv` stepped by one `MazeBatch` (numpy in and out).
 
-    Env `i` draws its mazes from its own generator seeded `seed + i`, exactly as
-    `gymnasium.vector.SyncVectorEnv` seeds `MazeEnv` copies, so the two produce identical
-    transitions. Autoreset mode is NEXT_STEP (Gymnasium's default): the step after an episode
-    ends resets that env and ignores its action.
+    Takes exactly `MazeEnv`'s options (checked by building one `MazeEnv` from them) and
+    returns what `gymnasium.vector.SyncVectorEnv` over `MazeEnv` copies returns: the same
+    observations, rewards, flags and infos, with `SyncVectorEnv`'s info masks (`_event`,
+    `_steps`, `_route`; all True, as every env reports every key), and `render()` gives the
+    tuple of per-env frames (`ansi` strings or `rgb_array` images). Env `i` draws its mazes
+    from its own generator seeded `seed + i`, as `SyncVectorEnv` seeds its copies. Autoreset
+    mode is NEXT_STEP (Gymnasium's default): the step after an episode ends resets that env
+    and ignores its action. Actions outside `MultiDiscrete([4] * num_envs)` (4, -1, floats,
+    a wrong length) raise `ValueError`.
     """
 
-    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata = {**MazeEnv.metadata, "autoreset_mode": AutoresetMode.NEXT_STEP}
 
-    def __init__(self, num_envs: int, allow_revisits: bool = False, **maze_kwargs) -> None:
-        self.num_envs = num_envs
-        self.maze_spec = MazeSpec.from_kwargs(**maze_kwargs)
-        self.allow_revisits = allow_revisits
-        h, w = self.maze_spec.grid_shape
-        self.single_action_space = spaces.Discrete(4)
-        self.single_observation_space = spaces.Dict(
-            grid=spaces.Box(0, 1, (3, h, w), np.uint8), position=spaces.MultiDiscrete([h, w])
-        )
-        self.action_space = batch_space(self.single_action_space, num_envs)
-        self.observation_space = batch_space(self.single_observation_space, num_envs)
-        self._rngs = [seeding.np_random()[0] for _ in range(num_envs)]
+    def __init__(self, num_envs: int, **options) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or num_envs < 1:
+            raise ConfigError(f"num_envs must be a positive integer, got {num_envs!r}")
+        env = MazeEnv(**options)
+        self.num_envs = int(num_envs)
+        self.maze_spec, self.allow_revisits = env.maze_spec, env.allow_revisits
+        self.max_steps_arg, self.render_mode = env.max_steps_arg, env.render_mode
+        self.single_action_space = env.action_space
+        self.single_observation_space = env.observation_space
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self._rngs = [seeding.np_random()[0] for _ in range(self.num_envs)]
         self._batch: MazeBatch | None = None
 
     def _obs(self) -> dict[str, np.ndarray]:
@@ -256,23 +272,31 @@ class MazeVectorEnv(VectorEnv):
         grid[rows, 2, goal[:, 0], goal[:, 1]] = 1
         return {"grid": grid, "position": b.pos.numpy().copy()}
 
+    def _info(self, event: np.ndarray, steps: np.ndarray, route: np.ndarray) -> dict:
+        """`SyncVectorEnv`'s info layout: each key's `[num_envs]` array and its `_key` mask."""
+        info = {"event": EVENT_NAMES[event], "steps": steps, "route": route}
+        return info | {f"_{key}": np.ones(self.num_envs, dtype=bool) for key in info}
+
     def reset(self, *, seed: int | list[int] | None = None, options=None):
         if seed is not None:
             seeds = [seed + i for i in range(self.num_envs)] if isinstance(seed, int) else seed
             self._rngs = [seeding.np_random(s)[0] for s in seeds]
         mazes = [self.maze_spec.sample(rng) for rng in self._rngs]
-        self._batch = MazeBatch(mazes, allow_revisits=self.allow_revisits)
+        self._batch = MazeBatch(mazes, self.allow_revisits, self.max_steps_arg)
         self._autoreset = np.zeros(self.num_envs, dtype=bool)
-        info = {
-            "event": np.full(self.num_envs, "move", dtype=object),
-            "steps": np.zeros(self.num_envs, dtype=np.int64),
-            "route": np.full(self.num_envs, -1, dtype=np.int64),
-        }
-        return self._obs(), info
+        zeros = np.zeros(self.num_envs, dtype=np.int64)
+        return self._obs(), self._info(zeros + MOVE, zeros, zeros - 1)
 
     def step(self, actions):
         b = self._batch
-        assert b is not None, "call reset() before step()"
+        if b is None:
+            raise ResetNeeded("MazeVectorEnv.step() called before reset(): call reset() first")
+        actions = np.asarray(actions)
+        if not self.action_space.contains(actions):
+            raise ValueError(
+                f"invalid actions {actions!r}: expected {self.num_envs} integers in 0..3 "
+                "(0 UP, 1 DOWN, 2 LEFT, 3 RIGHT)"
+            )
         fresh = self._autoreset
         fresh_t = torch.as_tensor(fresh)
         if self.maze_spec.fixed is not None:  # a fixed maze: reset in place, vectorised
@@ -282,25 +306,30 @@ class MazeVectorEnv(VectorEnv):
             for i in np.flatnonzero(fresh):
                 b.load_one(int(i), self.maze_spec.sample(self._rngs[i]))
         b.done |= fresh_t  # the reset envs ignore this step's action
-        result = b.step(torch.as_tensor(np.asarray(actions), dtype=torch.long))
+        result = b.step(torch.as_tensor(actions, dtype=torch.long))
         b.done &= ~fresh_t
         reward = np.where(fresh, 0.0, result.reward.numpy().astype(np.float64))
         terminated = result.terminated.numpy() & ~fresh
         truncated = result.truncated.numpy() & ~fresh
-        events = result.event.numpy()
-        info = {
-            "event": np.array(
-                ["move" if f else EVENTS[e] for f, e in zip(fresh, events, strict=True)],
-                dtype=object,
-            ),
-            "steps": b.steps.numpy().copy(),
-            "route": np.where(fresh, -1, result.route.numpy()),
-        }
+        event = np.where(fresh, MOVE, result.event.numpy())
+        info = self._info(event, b.steps.numpy().copy(), np.where(fresh, -1, result.route.numpy()))
         self._autoreset = terminated | truncated
         return self._obs(), reward, terminated, truncated, info
 
-
-def make_vector_env(num_envs: int, **kwargs) -> gym.vector.VectorEnv:
-    """Vector entry point registered for `gymnasium.make_vec("mazerl/Maze-v0", ...)`."""
-    kwargs.pop("render_mode", None)
-    return MazeVectorEnv(num_envs, **kwargs)
+    def render(self) -> tuple | None:
+        """One frame per env, as `SyncVectorEnv.render` gives: `render_mode` "ansi" strings or
+        "rgb_array" `(H*8, W*8, 3)` images (the path taken this episode, agent last); a tuple
+        of None without a render mode or before `reset`."""
+        b = self._batch
+        if b is None or self.render_mode is None:
+            return (None,) * self.num_envs
+        entered = (b.visited == b.episode[:, None]).numpy()  # [B, cells + 1]
+        frames = []
+        for i, maze in enumerate(b.mazes):
+            here = int(b.flat[i])
+            flat = [*(f for f in np.flatnonzero(entered[i]) if f != here), here]
+            path = [(int(f) // b.stride - 1, int(f) % b.stride - 1) for f in flat]
+            frames.append(
+                render_ansi(maze, path) if self.render_mode == "ansi" else render_rgb(maze, [path])
+            )
+        return tuple(frames)

@@ -17,9 +17,16 @@ from itertools import pairwise
 
 import numpy as np
 
+from mazerl.core.errors import ConfigError
+
 UP, DOWN, LEFT, RIGHT = 0, 1, 2, 3
 MOVE_NAMES = ("UP", "DOWN", "LEFT", "RIGHT")
 DELTAS = ((-1, 0), (1, 0), (0, -1), (0, 1))
+
+# how an env step ended: MOVE continues the episode, every other event ends it (STOP is the
+# batched stepper's stop action, the policy's DONE token)
+EVENTS = ("move", "goal", "wall", "revisit", "stop")
+MOVE, GOAL, WALL, REVISIT, STOP = range(len(EVENTS))
 
 Cell = tuple[int, int]
 Route = tuple[int, ...]
@@ -69,6 +76,24 @@ class Maze:
     @property
     def num_open(self) -> int:
         return int((self.grid == 0).sum())
+
+
+def default_max_steps(maze: Maze, allow_revisits: bool) -> int:
+    """Open cells - 1 (the longest simple path) without revisits; 4x the open cells with."""
+    return 4 * maze.num_open if allow_revisits else maze.num_open - 1
+
+
+def check_max_steps(max_steps: int | None) -> int | None:
+    """`max_steps` itself when None (`default_max_steps`) or a positive integer; else a
+    `ConfigError` (0 does not mean the default)."""
+    if max_steps is None:
+        return None
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int | np.integer) or max_steps < 1:
+        raise ConfigError(
+            f"max_steps must be a positive integer or None (the default: open cells - 1, or "
+            f"4x the open cells with allow_revisits), got {max_steps!r}"
+        )
+    return int(max_steps)
 
 
 def is_open(grid: np.ndarray, cell: Cell) -> bool:

@@ -5,18 +5,22 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.error import ResetNeeded
 
-from mazerl.envs.maze import DELTAS, Maze, is_open
+from mazerl.envs.maze import (
+    DELTAS,
+    EVENTS,
+    GOAL,
+    MOVE,
+    REVISIT,
+    WALL,
+    Maze,
+    check_max_steps,
+    default_max_steps,
+    is_open,
+)
 from mazerl.envs.render import render_ansi, render_rgb
 from mazerl.envs.spec import MazeSpec
-
-EVENTS = ("move", "goal", "wall", "revisit", "stop")
-MOVE, GOAL, WALL, REVISIT, STOP = range(len(EVENTS))
-
-
-def default_max_steps(maze: Maze, allow_revisits: bool) -> int:
-    """Open cells - 1 (the longest simple path) without revisits; 4x the open cells with."""
-    return 4 * maze.num_open if allow_revisits else maze.num_open - 1
 
 
 class MazeEnv(gym.Env):
@@ -31,7 +35,8 @@ class MazeEnv(gym.Env):
     answer is unique: the maze's `solution`. The current maze is `env.unwrapped.maze`.
 
     ## Action Space
-    `Discrete(4)`: 0 UP, 1 DOWN, 2 LEFT, 3 RIGHT (row -1, row +1, col -1, col +1).
+    `Discrete(4)`: 0 UP, 1 DOWN, 2 LEFT, 3 RIGHT (row -1, row +1, col -1, col +1). Anything
+    else (4, -1, 1.0, "0") raises `ValueError`.
 
     ## Observation Space
     `Dict` with
@@ -46,7 +51,9 @@ class MazeEnv(gym.Env):
     Terminated on reaching the goal, on a step into a wall or off the grid (the agent stays
     put), or on a revisit when `allow_revisits=False` (the agent moves into the cell).
     Truncated after `max_steps` steps (default: open cells - 1 without revisits, which no
-    episode reaches; 4x the open cells with).
+    episode reaches; 4x the open cells with). A `step` after the episode ended raises
+    `gymnasium.error.ResetNeeded` (as one before the first `reset` does): call `reset()`, or
+    use a vector env or `gymnasium.wrappers.Autoreset`, which reset for you.
 
     ## Info
     `event` (one of "move", "goal", "wall", "revisit"), `steps`, and `route`: on success the id
@@ -56,7 +63,8 @@ class MazeEnv(gym.Env):
     `size`, `height`, `width`, `generator` (`dfs`, `prim`, `kruskal`, `wilson`),
     `start_goal` (`corners`, `random`, `farthest`), `layout` (shipped name, file path or a
     `Maze` object),
-    `allow_revisits`, `max_steps`, `render_mode` (`"ansi"` or `"rgb_array"`), `routes` (> 1:
+    `allow_revisits`, `max_steps` (a positive int; None: the default above),
+    `render_mode` (`"ansi"` or `"rgb_array"`), `routes` (> 1:
     braid mazes with exactly that many simple routes, each rewarded; `info["route"]` says
     which was taken) and `route_lengths` (`equal` or `short_common`).
     """
@@ -84,7 +92,7 @@ class MazeEnv(gym.Env):
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
         self.render_mode = render_mode
         self.allow_revisits = allow_revisits
-        self.max_steps_arg = max_steps
+        self.max_steps_arg = check_max_steps(max_steps)
         h, w = self.maze_spec.grid_shape
         self.action_space = spaces.Discrete(4)
         self.observation_space = spaces.Dict(
@@ -99,6 +107,7 @@ class MazeEnv(gym.Env):
         super().reset(seed=seed)
         self.maze = self.maze_spec.sample(self.np_random)
         self.max_steps = self.max_steps_arg or default_max_steps(self.maze, self.allow_revisits)
+        self.ended = False
         self._route_ids = {route: i for i, route in enumerate(self.maze.routes)}
         self._grid = np.zeros((3, *self.maze.shape), dtype=np.uint8)
         self._grid[0] = self.maze.grid
@@ -110,7 +119,14 @@ class MazeEnv(gym.Env):
         return self._obs(), {"event": "move", "steps": 0, "route": -1}
 
     def step(self, action):
-        assert self.maze is not None, "call reset() before step()"
+        if self.maze is None or self.ended:
+            when = "before reset()" if self.maze is None else "after the episode ended"
+            raise ResetNeeded(f"MazeEnv.step() called {when}: call reset() first")
+        if not self.action_space.contains(action):
+            raise ValueError(
+                f"invalid action {action!r}: expected an integer in 0..3 "
+                "(0 UP, 1 DOWN, 2 LEFT, 3 RIGHT)"
+            )
         action = int(action)
         dr, dc = DELTAS[action]
         nxt = (self.position[0] + dr, self.position[1] + dc)
@@ -127,6 +143,7 @@ class MazeEnv(gym.Env):
                 route = self._route_ids.get(tuple(self.moves), -1)
         terminated = event != MOVE
         truncated = not terminated and len(self.moves) >= self.max_steps
+        self.ended = terminated or truncated
         info = {"event": EVENTS[event], "steps": len(self.moves), "route": route}
         return self._obs(), reward, terminated, truncated, info
 
