@@ -67,3 +67,11 @@ def test_random_text_is_accepted_or_rejected_cleanly(text):
         assert str(e).startswith("fuzz.txt")
     else:
         assert len(maze.routes) == 1
+
+
+def test_a_layout_declares_its_route_count():
+    two = "routes: 2\n#####\n#S..#\n#.#.#\n#..G#\n#####\n"
+    assert len(layouts.parse(two, "two.txt").routes) == 2  # the header wins over routes=1
+    with pytest.raises(LayoutError, match=r"^two\.txt:5:4: 2 simple paths.*exactly 3"):
+        layouts.parse(two.replace("2", "3", 1), "two.txt")
+    assert layouts.to_text(layouts.parse(two)) == two

@@ -154,6 +154,6 @@ def test_shipped_layouts_are_single_solution():
     shipped = layouts.shipped_layouts()
     assert {"tiny", "spiral", "large"} <= set(shipped)
     for name in shipped:
-        maze = layouts.load(name)
-        assert len(maze.routes) == 1
-        assert replay(maze.grid, maze.start, maze.solution)[-1] == maze.goal
+        for maze in layouts.load_collection(name):
+            assert len(maze.routes) == 1
+            assert replay(maze.grid, maze.start, maze.solution)[-1] == maze.goal

@@ -1,23 +1,29 @@
-"""`mazerl-maze`: look at mazes and check layout files.
+"""`mazerl-maze`: look at mazes, check layout collections, export generated mazes.
 
 mazerl-maze show --generator prim --size 8 --seed 3
-mazerl-maze show --layout spiral
-mazerl-maze check my_layout.txt
+mazerl-maze show --layout my_mazes.txt --index 3
+mazerl-maze show --layout spiral --png spiral.png
+mazerl-maze check my_mazes/                  (a file, collection file, directory or glob)
+mazerl-maze export my_mazes.txt --count 100 --generator prim --size 5 --seed 0
 mazerl-maze list
 """
 
 import argparse
+import sys
+from pathlib import Path
 
 import numpy as np
 
 from mazerl.core.cli import exit_on_user_error
+from mazerl.core.errors import ConfigError, LayoutError
 from mazerl.envs import generators, layouts
 from mazerl.envs.maze import MOVE_NAMES, Maze, replay
-from mazerl.envs.render import render_ansi
+from mazerl.envs.render import render_ansi, render_behaviour, save_png
 from mazerl.envs.spec import MazeSpec
 
 
 def describe(maze: Maze) -> str:
+    """A maze as text: a summary line, the picture with its shortest route, the moves."""
     h, w = maze.shape
     lines = [
         f"{maze.name}: {h}x{w} grid, start {maze.start}, goal {maze.goal}, "
@@ -28,43 +34,124 @@ def describe(maze: Maze) -> str:
     return "\n".join(lines)
 
 
+def _spec_arguments(parser: argparse.ArgumentParser) -> None:
+    """The generated-maze options shared by `show` and `export`."""
+    parser.add_argument(
+        "--generator", default="prim", help=f"one of {generators.GENERATORS.names()}"
+    )
+    parser.add_argument("--size", type=int, default=5, help="cells per side (default 5)")
+    parser.add_argument("--height", type=int, default=None, help="cells, overrides --size")
+    parser.add_argument("--width", type=int, default=None, help="cells, overrides --size")
+    parser.add_argument(
+        "--start-goal", default="corners", help=f"one of {generators.PLACEMENTS.names()}"
+    )
+    parser.add_argument("--routes", type=int, default=1, help="> 1: braid mazes (exact routes)")
+    parser.add_argument("--route-lengths", default="equal", help="braid: equal | short_common")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mazerl-maze", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     show = sub.add_parser("show", help="print a maze and its solution")
-    show.add_argument("--generator", default="prim", help=f"one of {generators.GENERATORS.names()}")
-    show.add_argument("--size", type=int, default=5, help="cells per side (default 5)")
-    show.add_argument("--height", type=int, default=None, help="cells, overrides --size")
-    show.add_argument("--width", type=int, default=None, help="cells, overrides --size")
-    show.add_argument(
-        "--start-goal", default="corners", help=f"one of {generators.PLACEMENTS.names()}"
-    )
+    _spec_arguments(show)
     show.add_argument("--seed", type=int, default=0)
-    show.add_argument("--layout", default=None, help="a shipped layout name or a file path")
-    check = sub.add_parser("check", help="validate a layout file, or say why it is rejected")
-    check.add_argument("file")
+    show.add_argument("--layout", default=None, help="a shipped layout name, file or collection")
+    show.add_argument("--index", type=int, default=1, help="maze of the collection (from 1)")
+    show.add_argument("--png", default=None, help="also draw it, solution outlined, to this PNG")
+    check = sub.add_parser("check", help="validate every maze of a layout collection")
+    check.add_argument("path", help="a layout file, collection file, directory, glob or name")
+    check.add_argument("--routes", type=int, default=1, help="routes of undeclared mazes")
+    export = sub.add_parser("export", help="write generated mazes to a collection file")
+    export.add_argument("out", help="the collection file to write")
+    export.add_argument("--count", type=int, default=100, help="mazes (default 100)")
+    _spec_arguments(export)
+    export.add_argument("--seed", type=int, default=0, help="maze i uses seed + i, as `show`")
+    export.add_argument("--force", action="store_true", help="overwrite an existing file")
     sub.add_parser("list", help="list shipped layouts and generators")
     return parser
+
+
+def spec_of(args) -> MazeSpec:
+    return MazeSpec(
+        args.size,
+        args.height,
+        args.width,
+        args.generator,
+        args.start_goal,
+        routes=args.routes,
+        route_lengths=args.route_lengths,
+    )
+
+
+def pick(args) -> Maze:
+    """The maze `show` draws: maze `--index` of `--layout`, or the generated one of `--seed`."""
+    if args.layout is None:
+        return spec_of(args).sample(np.random.default_rng(args.seed))
+    mazes = MazeSpec(layout=args.layout, routes=args.routes).collection
+    if not 1 <= args.index <= len(mazes):
+        raise ConfigError(f"--index must be in [1, {len(mazes)}] for {args.layout}")
+    return mazes[args.index - 1]
+
+
+def check(path: str, routes: int) -> bool:
+    """Report every maze of a collection (ok lines on stdout, rejections on stderr)."""
+    read = layouts.read_collection(path, routes)
+    for maze in read:
+        if isinstance(maze, LayoutError):
+            print(f"error: {maze}", file=sys.stderr)
+        else:
+            h, w = maze.shape
+            print(
+                f"ok: {maze.name}: {h}x{w} grid, {len(maze.routes)} simple path(s), "
+                f"shortest {maze.shortest_path_length} moves"
+            )
+    good = [m for m in read if isinstance(m, Maze)]
+    shapes = sorted({m.shape for m in good})
+    if len(shapes) > 1:
+        h, w = max(s[0] for s in shapes), max(s[1] for s in shapes)
+        print(f"note: mixed grid sizes; a run pads every maze with walls to {h}x{w}")
+    if len(read) > 1:
+        print(f"{path}: {len(read)} mazes, {len(good)} ok, {len(read) - len(good)} rejected")
+    return len(good) == len(read)
+
+
+def export(args) -> None:
+    out = Path(args.out)
+    if out.exists() and not args.force:
+        raise ConfigError(f"{out} exists; pass --force to overwrite it")
+    if args.count < 1:
+        raise ConfigError(f"--count must be >= 1, got {args.count}")
+    spec = spec_of(args)
+    mazes = [spec.sample(np.random.default_rng(args.seed + i)) for i in range(args.count)]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(layouts.collection_text(mazes), encoding="utf-8")
+    distinct = len({m.key for m in mazes})
+    print(
+        f"wrote {out}: {args.count} {spec.describe()}, seeds {args.seed}..."
+        f"{args.seed + args.count - 1}"
+        + (f" ({distinct} distinct)" if distinct < len(mazes) else "")
+    )
 
 
 @exit_on_user_error
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     if args.command == "show":
-        spec = MazeSpec(
-            args.size, args.height, args.width, args.generator, args.start_goal, args.layout
-        )
-        print(describe(spec.sample(np.random.default_rng(args.seed))))
+        maze = pick(args)
+        print(describe(maze))
+        if args.png:
+            save_png(render_behaviour(maze), args.png)
     elif args.command == "check":
-        maze = layouts.load(args.file)
-        print(
-            f"ok: {args.file}: {maze.shape[0]}x{maze.shape[1]} grid, one simple path of "
-            f"{maze.shortest_path_length} moves"
-        )
+        if not check(args.path, args.routes):
+            raise SystemExit(2)
+    elif args.command == "export":
+        export(args)
     else:
         for name, path in sorted(layouts.shipped_layouts().items()):
-            maze = layouts.load(str(path))
-            print(f"layout {name:12s} {maze.shape[0]}x{maze.shape[1]}  {path}")
+            mazes = layouts.load_collection(str(path))
+            h, w = mazes[0].shape
+            kind = "layout" if len(mazes) == 1 else f"collection of {len(mazes)}"
+            print(f"{name:12s} {kind:17s} {f'{h}x{w}':6s} {path}")
         print("generators:", ", ".join(generators.GENERATORS.names()))
         print("start_goal:", ", ".join(generators.PLACEMENTS.names()))
 

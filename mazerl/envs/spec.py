@@ -10,6 +10,7 @@ from mazerl.core.errors import ConfigError
 from mazerl.core.streams import rng
 from mazerl.envs import generators, layouts
 from mazerl.envs.braid import LENGTH_PROFILES, braid
+from mazerl.envs.generators import MAX_CELLS, MIN_CELLS
 from mazerl.envs.maze import Maze
 
 BRAID_ATTEMPTS = 200
@@ -19,11 +20,12 @@ BRAID_ATTEMPTS = 200
 class MazeSpec:
     """A distribution over mazes.
 
-    Either a fixed `layout` (shipped name, file path or a `Maze`), or a `generator` run on a
+    Either a `layout` (a collection: shipped name, file, directory, glob or collection file;
+    or a `Maze`), drawn uniformly, or a `generator` run on a
     `height x width` cell lattice with a start/goal `start_goal` placement. `size` sets both
     sides when `height`/`width` are not given. `routes` > 1 makes braid mazes with exactly
-    that many simple routes (`route_lengths`: equal or short_common), or requires a layout
-    to have exactly that many.
+    that many simple routes (`route_lengths`: equal or short_common), or requires a layout's
+    mazes to have exactly that many (unless a maze declares its own `routes: K`).
     """
 
     size: int = 5
@@ -50,22 +52,34 @@ class MazeSpec:
         return (self.height or self.size, self.width or self.size)
 
     @cached_property
+    def collection(self) -> tuple[Maze, ...] | None:
+        """The layout's mazes (a collection: see `mazerl.envs.layouts`), loaded, validated and
+        padded to one grid shape once; None for generated mazes."""
+        if self.layout is None:
+            return None
+        if isinstance(self.layout, Maze):
+            return (self.layout,)
+        return layouts.load_collection(self.layout, self.routes)
+
+    @property
     def fixed(self) -> Maze | None:
-        """The layout's maze, loaded and validated once; None for generated mazes."""
-        if self.layout is None or isinstance(self.layout, Maze):
-            return self.layout
-        return layouts.load(self.layout, self.routes)
+        """The layout's maze when the layout is a single maze; else None."""
+        mazes = self.collection
+        return mazes[0] if mazes is not None and len(mazes) == 1 else None
 
     @property
     def grid_shape(self) -> tuple[int, int]:
-        if self.fixed is not None:
-            return self.fixed.shape
+        if self.collection is not None:
+            return self.collection[0].shape
         h, w = self.cells
         return 2 * h + 1, 2 * w + 1
 
     def sample(self, rng: np.random.Generator) -> Maze:
-        if self.fixed is not None:
-            return self.fixed
+        """One maze: a uniform draw from a layout collection (a single layout: always it,
+        drawing nothing from `rng`), or a generated one."""
+        if self.collection is not None:
+            mazes = self.collection
+            return mazes[0] if len(mazes) == 1 else mazes[int(rng.integers(len(mazes)))]
         h, w = self.cells
         for _ in range(1 if self.routes == 1 else BRAID_ATTEMPTS):
             maze = generators.generate(self.generator, h, w, rng, self.start_goal)
@@ -79,44 +93,85 @@ class MazeSpec:
             f"of {h}x{w} cells in {BRAID_ATTEMPTS} attempts; use larger mazes or fewer routes"
         )
 
-    @classmethod
-    def from_kwargs(cls, **kwargs) -> "MazeSpec":
-        unknown = set(kwargs) - set(cls.__dataclass_fields__)
-        if unknown:
-            known = ", ".join(cls.__dataclass_fields__)
-            raise ConfigError(f"unknown maze option(s) {sorted(unknown)}; known: {known}")
-        return cls(**kwargs)
+    def describe(self) -> str:
+        """A short description for messages, e.g. `prim mazes of 5x5 cells`."""
+        if self.layout is not None:
+            return f"the layout {self.layout}"
+        h, w = self.cells
+        return f"{self.generator} mazes of {h}x{w} cells ({self.start_goal} start/goal)"
+
+
+def lattice_cells(shape: tuple[int, int]) -> tuple[int, int] | None:
+    """The `(height, width)` in cells whose generated mazes have grids of `shape` (odd sides
+    2 * cells + 1, cells in the generators' range), or None when no generator makes it."""
+    cells = ((shape[0] - 1) // 2, (shape[1] - 1) // 2)
+    odd = shape[0] % 2 == 1 and shape[1] % 2 == 1
+    return cells if odd and all(MIN_CELLS <= c <= MAX_CELLS for c in cells) else None
 
 
 def maze_spec(
     maze_cfg, size_delta: int = 0, generator: str | None = None, start_goal: str | None = None
 ) -> MazeSpec:
-    """The `MazeSpec` of a `maze` config section, optionally larger or from another generator."""
-    h, w = maze_cfg.height or maze_cfg.size, maze_cfg.width or maze_cfg.size
+    """The `MazeSpec` of a `maze` config section, optionally larger or from another generator
+    or placement. In a layout run such a variant is generated mazes at the cell size of the
+    layout's grid (`lattice_cells`); a `ConfigError` when no generator makes that grid."""
+    variant = bool(size_delta or generator or start_goal)
+    if maze_cfg.layout is not None:
+        pool = MazeSpec(
+            layout=maze_cfg.layout, routes=maze_cfg.routes, route_lengths=maze_cfg.route_lengths
+        )
+        if not variant:
+            return pool
+        cells = lattice_cells(pool.grid_shape)
+        if cells is None:
+            h, w = pool.grid_shape
+            raise ConfigError(
+                f"maze.layout={maze_cfg.layout}: its {h}x{w} grid is not one a generator makes "
+                "(odd sides, 2 * cells + 1), so it has no larger or other-generator variant"
+            )
+        h, w = cells
+    else:
+        h, w = maze_cfg.height or maze_cfg.size, maze_cfg.width or maze_cfg.size
     return MazeSpec(
-        size=maze_cfg.size + size_delta,
-        height=None if maze_cfg.height is None else h + size_delta,
-        width=None if maze_cfg.width is None else w + size_delta,
+        height=h + size_delta,
+        width=w + size_delta,
         generator=generator or maze_cfg.generator,
         start_goal=start_goal or maze_cfg.start_goal,
-        layout=maze_cfg.layout,
         routes=maze_cfg.routes,
         route_lengths=maze_cfg.route_lengths,
     )
 
 
+def eval_set_spec(maze_cfg, set_cfg) -> MazeSpec | None:
+    """The mazes of an evaluation set config: its own `layout` collection, else like the
+    training mazes with the set's variants (`maze_spec`); None when the set varies a layout
+    run's generator (size_delta, generator, start_goal) but no generator makes the layout's
+    grid: such a set is skipped."""
+    if set_cfg.layout is not None:
+        return MazeSpec(layout=set_cfg.layout, routes=maze_cfg.routes)
+    variant = bool(set_cfg.size_delta or set_cfg.generator or set_cfg.start_goal)
+    layout_run = maze_cfg.layout is not None
+    if variant and layout_run and lattice_cells(maze_spec(maze_cfg).grid_shape) is None:
+        return None
+    return maze_spec(maze_cfg, set_cfg.size_delta, set_cfg.generator, set_cfg.start_goal)
+
+
 def sample_mazes(spec: MazeSpec, count: int, excluded: set[bytes], *keys: int) -> list[Maze]:
     """`count` mazes from the stream `keys` (maze i from `rng(*keys, i)`), skipping any whose
-    key is in `excluded` (evaluation mazes)."""
-    out, i = [], 0
+    key is in `excluded` (evaluation mazes). A `ConfigError` naming the settings to change when
+    the space is too small to give them."""
+    out, seen, i = [], set(), 0
     while len(out) < count:
         maze = spec.sample(rng(*keys, i))
         i += 1
+        seen.add(maze.key)
         if maze.key not in excluded:
             out.append(maze)
         if i > 100 * count + 1000:
             raise ConfigError(
-                "cannot draw training mazes disjoint from the evaluation sets: the maze "
-                "space is too small; use larger mazes or fewer evaluation mazes"
+                f"cannot draw {count} mazes disjoint from the evaluation sets: {i} draws of "
+                f"{spec.describe()} gave {len(seen)} distinct mazes, {len(seen & excluded)} of "
+                "them evaluation mazes; raise maze.size (or maze.height/maze.width), or lower "
+                "eval.sets[*].num_mazes for the sets drawn like the training mazes"
             )
     return out

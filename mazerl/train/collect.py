@@ -1,8 +1,11 @@
 """Training prompts and the iteration's groups of rollouts."""
 
+from collections.abc import Callable
+
 import torch
 
 from mazerl.algos import keep_mixed_groups
+from mazerl.core.errors import ConfigError
 from mazerl.core.streams import (
     STREAM_SAMPLING,
     STREAM_TRAIN_MAZES,
@@ -10,20 +13,45 @@ from mazerl.core.streams import (
     rng,
     torch_generator,
 )
-from mazerl.envs.maze import Maze
-from mazerl.envs.maze_env import EVENTS
+from mazerl.envs.maze import EVENTS, Maze
 from mazerl.envs.spec import MazeSpec, sample_mazes
 from mazerl.rollout import Rollouts, generate
 
 
 class TrainingMazes:
     """Training prompts: fresh mazes every iteration (`maze.pool_size=0`), or draws without
-    replacement from a fixed pool of `pool_size` mazes. Both skip evaluation mazes and depend
-    only on (seed, iteration, round), so a resumed run draws exactly the same mazes."""
+    replacement from a fixed pool: `pool_size` generated mazes, or a layout collection
+    (`maze.layout`). Generated mazes skip evaluation mazes; a layout pool is used whole, and
+    when it shares mazes with the evaluation sets, `log` says so once. Draws depend only on
+    (seed, iteration, round), so a resumed run draws exactly the same mazes. Built before the
+    base model, so that a maze space too small to train on stops the run before any work."""
 
-    def __init__(self, spec: MazeSpec, pool_size: int, excluded: set[bytes], seed: int) -> None:
+    def __init__(
+        self,
+        spec: MazeSpec,
+        pool_size: int,
+        excluded: set[bytes],
+        seed: int,
+        log: Callable[[str], None] = print,
+    ) -> None:
         self.spec, self.excluded, self.seed = spec, excluded, seed
-        self.pool = sample_mazes(spec, pool_size, excluded, seed, STREAM_TRAIN_POOL)
+        if spec.collection is None:
+            self.pool = sample_mazes(spec, pool_size, excluded, seed, STREAM_TRAIN_POOL)
+            if not self.pool:  # fresh mazes: check now that the space has some to give
+                sample_mazes(spec, 1, excluded, seed, STREAM_TRAIN_MAZES, 0, 0)
+            return
+        if pool_size:
+            raise ConfigError(
+                f"maze.pool_size must be 0 with maze.layout (the layout collection is the "
+                f"training pool), got {pool_size}"
+            )
+        self.pool = list(spec.collection)
+        shared = sum(m.key in excluded for m in self.pool)
+        if shared:
+            log(
+                f"note: evaluation is (partly) on training mazes: {shared} of the "
+                f"{len(self.pool)} mazes of maze.layout={spec.layout} are evaluation mazes"
+            )
 
     def draw(self, count: int, it: int, rounds: int) -> list[Maze]:
         keys = (self.seed, STREAM_TRAIN_MAZES, it, rounds)

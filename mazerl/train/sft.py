@@ -27,12 +27,12 @@ from mazerl.core.config import to_container
 from mazerl.core.errors import CheckpointError
 from mazerl.core.files import config_hash, locked
 from mazerl.core.streams import STREAM_PROBE, STREAM_SFT, rng, torch_generator
-from mazerl.envs.maze import Maze, replay
+from mazerl.envs.maze import Maze
 from mazerl.envs.spec import MazeSpec, maze_spec, sample_mazes
 from mazerl.policy import build_policy
 from mazerl.policy.base import SequencePolicy
 from mazerl.policy.tokens import encode
-from mazerl.rollout import generate
+from mazerl.rollout import generate, teacher_forced
 
 
 def demonstrations(
@@ -51,17 +51,7 @@ def demonstrations(
                 t = int(wrong[0])
                 moves = [*moves[:t], int((moves[t] + gen.integers(1, 4)) % 4)]
         rows.append(moves)
-    t_max = max(len(r) for r in rows)
-    actions = torch.zeros(len(rows), t_max, dtype=torch.long)
-    positions = torch.zeros(len(rows), t_max, 2, dtype=torch.long)
-    mask = torch.zeros(len(rows), t_max)
-    for i, (m, moves) in enumerate(zip(mazes, rows, strict=True)):
-        cells = replay(m.grid, m.start, tuple(moves))
-        cells = (cells + [cells[-1]] * len(moves))[: len(moves)]  # a wall move stays put
-        actions[i, : len(moves)] = torch.tensor(moves)
-        positions[i, : len(moves)] = torch.tensor(cells)
-        mask[i, : len(moves)] = 1
-    return actions, positions, mask
+    return teacher_forced(mazes, rows, 1)
 
 
 def probe_pass1(policy, mazes, samples, allow_revisits, device, seed) -> float:
@@ -91,7 +81,8 @@ def train_base(
         policy.parameters(), lr=base_cfg.lr, betas=(0.9, 0.95), weight_decay=0.01
     )
     probe = sample_mazes(spec, base_cfg.probe_mazes, excluded, base_cfg.seed, STREAM_PROBE)
-    excluded = excluded | {m.key for m in probe}
+    if spec.collection is None:  # generated: the probe mazes are never demonstrated
+        excluded = excluded | {m.key for m in probe}
     curve, start, step = [], time.time(), 0
     for step in range(1, base_cfg.steps + 1):
         policy.train()
@@ -154,6 +145,13 @@ def load_base(
     return policy.eval(), ckpt
 
 
+def base_spec(maze_cfg) -> MazeSpec:
+    """The mazes the base model learns from: the run's generated mazes with one route
+    (perfect mazes, also for braid runs), or a layout run's collection as it is."""
+    spec = maze_spec(maze_cfg)
+    return spec if spec.collection is not None else dataclasses.replace(spec, routes=1)
+
+
 def obtain_base(
     cfg, excluded: set[bytes], device: torch.device, log: Callable[[str], None] = print
 ) -> tuple[SequencePolicy, Path]:
@@ -161,11 +159,18 @@ def obtain_base(
     It learns from the run's maze config with one route (perfect mazes), also for braid runs,
     whose longer routes thereby start rare; `excluded` mazes (evaluation) are never shown.
 
-    The resolved `maze` (less RL-only keys), `policy` and `base` sections key the cache.
-    Returns the policy and the folder where its evaluations are stored."""
+    A layout run's base model learns from the layout collection itself (a layout has no
+    generator to draw more mazes from), evaluation mazes of the collection included.
+
+    The resolved `maze` (less RL-only keys), `policy` and `base` sections, and a layout's
+    mazes, key the cache. Returns the policy and the folder where its evaluations are
+    stored."""
     cfg_parts = {k: to_container(cfg[k]) for k in ("maze", "policy", "base")}
     base_cfg = cfg.base
-    spec = dataclasses.replace(maze_spec(cfg.maze), routes=1)
+    spec, pool = base_spec(cfg.maze), []
+    if spec.collection is not None:
+        pool = sorted({m.key for m in spec.collection})
+        excluded = excluded - set(pool)
     if base_cfg.path:
         policy, _ = load_base(base_cfg.path, cfg_parts["policy"], device)
         return policy, Path(base_cfg.path).expanduser().parent
@@ -173,13 +178,20 @@ def obtain_base(
     # RL-only settings: the base model learns from perfect mazes of the same size
     rl_only = ("pool_size", "routes", "route_lengths")
     key_maze = {k: v for k, v in cfg_parts["maze"].items() if k not in rl_only}
-    key = config_hash(key_maze, cfg_parts["policy"], key_base, sorted(excluded))
+    layout_key = [pool] if pool else []  # generated runs keep their cache keys
+    key = config_hash(key_maze, cfg_parts["policy"], key_base, sorted(excluded), *layout_key)
     folder = cache_root(base_cfg) / key
     ckpt_path = folder / "base.pt"
     with locked(folder.parent / f".{folder.name}.lock", log):
         if ckpt_path.exists():
             log(f"base model: using the cached {ckpt_path}")
-            policy, _ = load_base(ckpt_path, cfg_parts["policy"], device)
+            try:
+                policy, _ = load_base(ckpt_path, cfg_parts["policy"], device)
+            except CheckpointError as e:
+                raise CheckpointError(
+                    f"{e}. The cached base model is damaged: delete the folder {folder} "
+                    "and run the same command again to rebuild it"
+                ) from None
             return policy, folder
         torch.manual_seed(base_cfg.seed)
         policy = build_policy(cfg_parts["policy"]).to(device)
