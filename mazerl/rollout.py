@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from mazerl.envs.batch import MazeBatch
-from mazerl.envs.maze import DELTAS, Maze
+from mazerl.envs.maze import DELTAS, Maze, replay
 from mazerl.policy.base import BOS_ACTION, SequencePolicy
 from mazerl.policy.tokens import Prompts, encode
 
@@ -90,10 +90,15 @@ ROW_FIELDS = ("actions", "positions", "mask", "logp", "reward", "event", "route"
 
 
 def sample_actions(
-    logits: torch.Tensor, temperature: float, top_p: float, generator: torch.Generator | None
+    logits: torch.Tensor,
+    temperature: float,
+    top_p: float,
+    generator: torch.Generator | None,
+    u: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Sample `[B]` actions from `softmax(logits / temperature)`, optionally nucleus-truncated
-    to the smallest set of mass >= top_p.
+    to the smallest set of mass >= top_p. `u [B, 1]`: the uniform numbers (drawn from
+    `generator` when None).
 
     Inverse-CDF sampling on the unnormalised weights, one uniform number per row:
     action = #{k < K-1 : cdf_k <= u * cdf_K}, 8 tensor ops (8x faster than `torch.multinomial`
@@ -106,8 +111,9 @@ def sample_actions(
         outside = cum - sorted_w >= top_p * cum[:, -1:]
         weights = weights.scatter(-1, order, sorted_w.masked_fill(outside, 0.0))
     cdf = weights.cumsum(-1)
-    u = torch.rand(len(cdf), 1, generator=generator, device=cdf.device) * cdf[:, -1:]
-    return (cdf[:, :-1] <= u).sum(-1)
+    if u is None:
+        u = torch.rand(len(cdf), 1, generator=generator, device=cdf.device)
+    return (cdf[:, :-1] <= u * cdf[:, -1:]).sum(-1)
 
 
 def log_softmax(z: torch.Tensor) -> torch.Tensor:
@@ -124,6 +130,10 @@ def action_logp(logits: torch.Tensor, actions: torch.Tensor, temperature: float)
     return logp.gather(-1, actions[..., None]).squeeze(-1)
 
 
+COMPACT_MIN_ROWS = 512  # generation compacts finished rows from this many rows (bench)
+COMPACT_BELOW = 0.75  # ... whenever the live rows fall below this fraction of those computed
+
+
 def generate(
     policy: SequencePolicy,
     mazes: Sequence[Maze],
@@ -134,21 +144,32 @@ def generate(
     allow_revisits: bool = False,
     generator: torch.Generator | None = None,
     device: torch.device | str = "cpu",
+    compact: bool | None = None,
 ) -> Rollouts:
     """Sample `group_size` responses for each maze (in inference mode; the returned tensors
-    are ordinary tensors, usable by the update)."""
+    are ordinary tensors, usable by the update). `compact`: run the policy on unfinished rows
+    only (where the policy supports `select_rows`); None: from `COMPACT_MIN_ROWS` rows, where
+    it is faster. Either way the same actions are sampled for the same generator state."""
     prompts = encode(mazes, device)
+    if compact is None:
+        compact = len(mazes) * group_size >= COMPACT_MIN_ROWS
     with torch.inference_mode():
         out = _sample(
-            policy, mazes, prompts, group_size, temperature, top_p, allow_revisits, generator
-        )
+            policy, mazes, prompts, group_size, temperature, top_p, allow_revisits, generator,
+            compact,
+        )  # fmt: skip
     return Rollouts(list(mazes), prompts, group_size, *(x.clone() for x in out))
 
 
-def _sample(policy, mazes, prompts, group_size, temperature, top_p, allow_revisits, generator):
+def _sample(
+    policy, mazes, prompts, group_size, temperature, top_p, allow_revisits, generator, compact
+):
     """The generation loop: per token one policy step, one sample and one stepper advance;
     the per-step tensors are stacked once at the end, and everything derivable (log-probs,
-    positions, mask, how episodes ended) comes after."""
+    positions, mask, how episodes ended) comes after. With `compact`, the policy state keeps
+    only the unfinished rows (`rows`, re-selected whenever the live rows fall below
+    `COMPACT_BELOW` of them); one uniform number per row and step is drawn either way, so
+    the samples do not depend on it."""
     device = prompts.cells.device
     batch = MazeBatch([m for m in mazes for _ in range(group_size)], allow_revisits, None, device)
     b = len(batch.mazes)
@@ -156,20 +177,37 @@ def _sample(policy, mazes, prompts, group_size, temperature, top_p, allow_revisi
     state = policy.prefill(prompts, group_size, t_max)
     prev = torch.full((b,), BOS_ACTION, dtype=torch.long, device=device)
     sees = policy.sees_position
+    rows = None  # the batch rows the policy state holds; None: all, in order
     step_logits, step_actions = [], []
     for _ in range(t_max):
-        logits, state = policy.step(state, prev, batch.pos if sees else None)
-        prev = sample_actions(logits, temperature, top_p, generator)
+        if rows is None:
+            logits, state = policy.step(state, prev, batch.pos if sees else None)
+            prev = sample_actions(logits, temperature, top_p, generator)
+        else:
+            logits, state = policy.step(state, prev[rows], batch.pos[rows] if sees else None)
+            u = torch.rand(b, 1, generator=generator, device=device)
+            action = sample_actions(logits, temperature, top_p, None, u[rows])
+            logits = logits.new_zeros(b, logits.shape[1]).index_copy_(0, rows, logits)
+            prev = prev.index_copy(0, rows, action)
         step_logits.append(logits)
         step_actions.append(prev)
         batch.advance(prev)
         if bool(batch.done.all()):
             break
+        if compact:
+            held = torch.arange(b, device=device) if rows is None else rows
+            live = (~batch.done[held]).nonzero().squeeze(1)
+            if len(live) < COMPACT_BELOW * len(held):
+                selected = policy.select_rows(state, live)
+                compact = selected is not None
+                if compact:
+                    state, rows = selected, held[live]
     pad = t_max - len(step_actions)  # responses are [B, t_max] whatever length was used
-    actions = F.pad(torch.stack(step_actions, 1), (0, pad))
-    logits = F.pad(torch.stack(step_logits, 1), (0, 0, 0, pad))
     length = batch.steps
     mask = (torch.arange(t_max, device=device)[None] < length[:, None]).float()
+    # actions beyond each response are 0 (UP) whether or not rows were compacted
+    actions = F.pad(torch.stack(step_actions, 1), (0, pad)) * mask.long()
+    logits = F.pad(torch.stack(step_logits, 1), (0, 0, 0, pad))
     return (
         actions,
         positions_before(actions, batch.start, (batch.H, batch.W)),
@@ -180,6 +218,30 @@ def _sample(policy, mazes, prompts, group_size, temperature, top_p, allow_revisi
         batch.route,
         length.clone(),
     )
+
+
+def teacher_forced(
+    mazes: Sequence[Maze], moves: Sequence[Sequence[int]], group_size: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Given move sequences as a batch for teacher forcing (`policy(prompts, group_size, ...)`):
+    row b holds `moves[b]` on maze `b // group_size`.
+
+    Returns actions `[B, T]` (long), the cell before each action `[B, T, 2]` (long; a move into
+    a wall stays put, padding repeats the last cell) and the mask `[B, T]` (float) of given
+    moves, T the longest sequence. Used by SFT (demonstrations), exact route probabilities and
+    the tests."""
+    b, t = len(moves), max(len(m) for m in moves)
+    actions = torch.zeros(b, t, dtype=torch.long)
+    positions = torch.zeros(b, t, 2, dtype=torch.long)
+    mask = torch.zeros(b, t)
+    for row, seq in enumerate(moves):
+        maze = mazes[row // group_size]
+        cells = replay(maze.grid, maze.start, tuple(seq))  # start, then after each legal move
+        cells = cells + [cells[-1]] * (t + 1 - len(cells))  # [T + 1]: walls and padding stay
+        actions[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+        positions[row] = torch.tensor(cells[:t])
+        mask[row, : len(seq)] = 1
+    return actions, positions, mask
 
 
 def positions_before(actions: torch.Tensor, start: torch.Tensor, shape) -> torch.Tensor:

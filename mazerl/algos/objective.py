@@ -59,15 +59,17 @@ def group_advantages(
 def policy_loss(
     algo: AlgoConfig, **tensors: torch.Tensor | None
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """The configured loss on `logp, old_logp, advantages, mask[, ref_logp, entropy]`."""
-    return POLICY_LOSSES.get(algo.loss)(
-        clip_low=algo.clip_low,
-        clip_high=algo.clip_high,
-        kl_beta=algo.kl_beta,
-        agg=algo.loss_agg_mode,
-        **algo.loss_kwargs,
-        **tensors,
-    )
+    """The configured loss on `logp, old_logp, advantages, mask[, ref_logp, entropy]`: it gets
+    the method's hyperparameters it declares (the linear loss has no clip) and every one of
+    `algo.loss_kwargs`, an unknown one being a `ConfigError` naming the loss's parameters."""
+    hyper = {
+        "clip_low": algo.clip_low,
+        "clip_high": algo.clip_high,
+        "kl_beta": algo.kl_beta,
+        "agg": algo.loss_agg_mode,
+    }
+    hyper = {k: v for k, v in hyper.items() if POLICY_LOSSES.takes(algo.loss, k)}
+    return POLICY_LOSSES.call(algo.loss, **hyper, **algo.loss_kwargs, **tensors)
 
 
 def keep_mixed_groups(rewards: torch.Tensor) -> torch.Tensor:

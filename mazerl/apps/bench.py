@@ -7,6 +7,11 @@ Prints one JSON line per figure, then a table. Figures:
   4. iteration_ms      one training iteration by phase
   5. flops             achieved FLOP/s of the policy in generation and update vs torch matmul
   6. smoke_sweep_s     wall time of `mazerl-train -m experiment=smoke` (joblib)
+  7. skip_update       the update at 16 x 8 and 16 x 128 with 0, 50, 88% zero-advantage groups,
+                       skipping them vs the full computation (ratio)
+  8. compaction        generation at 128, 2,048, 16,384 rows, finished rows compacted vs not
+  9. long_run          (--long) iterations 1,001-1,500 of an N=8 sweep run, update skipping
+                       off vs on (minutes)
 Every timing is the median of repeats with min and max. `--quick` runs in under a minute.
 
 Generation is measured with the policy's full network running at every step but the action
@@ -56,6 +61,15 @@ def timed(fn, repeats: int) -> dict:
     return {"median": float(np.median(times)), "min": min(times), "max": max(times)}
 
 
+def solution_moves(mazes, group_size: int) -> torch.Tensor:
+    """`[P * G, T + 1]` each row's maze solution then stop (action 4), T the longest."""
+    longest = max(len(m.solution) for m in mazes)
+    moves = torch.full((len(mazes), longest + 1), 4, dtype=torch.long)
+    for i, m in enumerate(mazes):
+        moves[i, : len(m.solution)] = torch.as_tensor(m.solution)
+    return moves.repeat_interleave(group_size, 0)  # [P, T + 1] -> [P * G, T + 1]
+
+
 class SolutionFollower(torch.nn.Module):
     """Runs the wrapped policy's `step` (timed) and takes the maze's solution move: move t of
     every row, then stop. It needs no position, so the engine runs as for the policy alone."""
@@ -64,11 +78,7 @@ class SolutionFollower(torch.nn.Module):
         super().__init__()
         self.policy, self.inside, self.lookup, self.t = policy, 0.0, 0.0, 0
         self.sees_position = policy.sees_position
-        longest = max(len(m.solution) for m in mazes)
-        moves = torch.full((len(mazes), longest + 1), 4, dtype=torch.long)  # 4: stop
-        for i, m in enumerate(mazes):
-            moves[i, : len(m.solution)] = torch.as_tensor(m.solution)
-        self.moves = moves.repeat_interleave(group_size, 0)
+        self.moves = solution_moves(mazes, group_size)
 
     def prefill(self, prompts, group_size, max_len):
         t0 = time.perf_counter()
@@ -89,6 +99,36 @@ class SolutionFollower(torch.nn.Module):
         self.inside += t1 - t0
         self.lookup += time.perf_counter() - t1  # the benchmark's own work, not the engine's
         return forced, state
+
+
+class GuidedPolicy(torch.nn.Module):
+    """The wrapped policy with `bonus` added to the logit of each maze's solution move (stop
+    after it): episodes of varied length, most of them long, as a partly trained policy's.
+    Supports `select_rows` where the wrapped policy does (generation compacts its rows)."""
+
+    def __init__(self, policy, mazes, group_size: int, bonus: float = 4.0) -> None:
+        super().__init__()
+        self.policy, self.bonus, self.t = policy, bonus, 0
+        self.sees_position = policy.sees_position
+        self.moves = solution_moves(mazes, group_size)
+
+    def prefill(self, prompts, group_size, max_len):
+        self.t = 0
+        return self.policy.prefill(prompts, group_size, max_len), torch.arange(len(self.moves))
+
+    def step(self, state, prev, pos):
+        inner, rows = state
+        logits, inner = self.policy.step(inner, prev, pos)
+        move = self.moves[rows, min(self.t, self.moves.shape[1] - 1), None]
+        self.t += 1
+        return logits.scatter_add(1, move, torch.full_like(move, self.bonus, dtype=logits.dtype)), (
+            inner,
+            rows,
+        )
+
+    def select_rows(self, state, rows):
+        inner = self.policy.select_rows(state[0], rows)
+        return None if inner is None else (inner, state[1][rows])
 
 
 def env_figure(n_envs: int, steps: int, repeats: int) -> dict:
@@ -265,6 +305,83 @@ def flops_figure(repeats: int) -> dict:
     return out
 
 
+def paired(fns: dict, repeats: int) -> dict:
+    """Median seconds of each function, the functions alternated within every repeat (so a
+    change of machine load hits them alike)."""
+    for fn in fns.values():
+        fn()  # warm-up
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(repeats):
+        for k, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - t0)
+    return {k: float(np.median(v)) for k, v in times.items()}
+
+
+def skip_update_figure(group: int, zero_frac: float, repeats: int) -> dict:
+    """One update (16 mazes x `group`, GRU) with and without skipping the zero-advantage
+    groups, `zero_frac` of the 16 groups all-equal; episodes from `GuidedPolicy`."""
+    from types import SimpleNamespace
+
+    from mazerl.train.update import update
+
+    torch.manual_seed(0)
+    prompts = 16
+    policy = build_policy(POLICIES["gru"])
+    mazes = [MazeSpec(size=DEFAULT_SIZE).sample(np.random.default_rng(i)) for i in range(prompts)]
+    r = generate(GuidedPolicy(policy, mazes, group), mazes, group, generator=torch.Generator())
+    zero = int(zero_frac * prompts)
+    rewards = torch.zeros(prompts, group)
+    rewards[zero:, : group // 2] = 1.0  # mixed groups
+    rewards[:zero:2] = 1.0  # half the all-equal groups all correct, half all wrong
+    algo = AlgoConfig()
+    adv = group_advantages(rewards, algo, FocalConfig())[0].flatten()
+    opt = torch.optim.AdamW(policy.parameters(), lr=1e-6)
+
+    def run(skip):
+        cfg = SimpleNamespace(
+            ppo_epochs=1, minibatches=1, temperature=1.0, grad_clip=1.0, skip_zero_advantage=skip
+        )
+        return lambda: update(policy, None, opt, r, adv, algo, cfg, seed=0, it=0)
+
+    t = paired({"full": run(False), "skip": run(True)}, repeats)
+    return {
+        "figure": "skip_update",
+        "prompts": prompts,
+        "group_size": group,
+        "zero_adv_groups": zero / prompts,
+        "full_ms": 1e3 * t["full"],
+        "skip_ms": 1e3 * t["skip"],
+        "speedup": t["full"] / t["skip"],
+    }
+
+
+def compaction_figure(prompts: int, group: int, repeats: int) -> dict:
+    """Generation (GRU, `GuidedPolicy` episodes) with and without compacting finished rows;
+    `finished_row_steps`: the fraction of row-steps the full loop spends on finished rows."""
+    torch.manual_seed(0)
+    policy = build_policy(POLICIES["gru"]).eval()
+    mazes = [MazeSpec(size=DEFAULT_SIZE).sample(np.random.default_rng(i)) for i in range(prompts)]
+    guided = GuidedPolicy(policy, mazes, group)
+
+    def run(compact):
+        return lambda: generate(
+            guided, mazes, group, generator=torch.Generator().manual_seed(0), compact=compact
+        )
+
+    r = run(False)()
+    t = paired({"full": run(False), "compact": run(True)}, repeats)
+    return {
+        "figure": "compaction",
+        "rows": prompts * group,
+        "finished_row_steps": 1 - float(r.mask.sum()) / (len(r.mask) * r.used_length),
+        "full_s": t["full"],
+        "compact_s": t["compact"],
+        "speedup": t["full"] / t["compact"],
+    }
+
+
 def smoke_sweep_figure() -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
@@ -287,6 +404,39 @@ def smoke_sweep_figure() -> dict:
         )
         wall = time.perf_counter() - t0
     return {"figure": "smoke_sweep_s", "jobs": 4, "seconds": wall, "ok": out.returncode == 0}
+
+
+def long_run_figure(first: int = 1000, last: int = 1500) -> dict:
+    """Wall time of iterations `first`+1 .. `last` of one N=8 `maze_group_sweep` run (F-GRPO
+    gamma 0.5, seed 0) with `train.skip_zero_advantage` false (the old update) and true, from
+    each run's `time/iteration_s`; the runs share the cached base model. Minutes: `--long`."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    out = {"figure": "long_run", "iterations": [first + 1, last], "group_size": 8}
+    with tempfile.TemporaryDirectory() as tmp:
+        for skip in (False, True):
+            run_dir = Path(tmp) / f"skip_{skip}"
+            t0 = time.perf_counter()
+            subprocess.run(
+                [
+                    sys.executable, "-m", "mazerl.apps.train", "experiment=maze_group_sweep",
+                    "train.group_size=8", "focal.gamma=0.5", "seed=0", "threads=1",
+                    f"train.iterations={last}", "train.eval_every=0",
+                    f"train.checkpoint_every={last}", f"train.skip_zero_advantage={skip}",
+                    f"hydra.run.dir={run_dir}", f"base.cache_dir={tmp}/cache",
+                    "logger.progress=off",
+                ],
+                check=True, capture_output=True, cwd=tmp,
+            )  # fmt: skip
+            acc = EventAccumulator(str(run_dir / "tb"), size_guidance={"scalars": 0}).Reload()
+            per_it = [e.value for e in acc.Scalars("time/iteration_s") if first < e.step <= last]
+            zero = [e.value for e in acc.Scalars("train/frac_zero_adv_groups") if e.step > first]
+            key = "skip" if skip else "full"
+            out[f"{key}_s"] = float(sum(per_it))
+            out[f"{key}_run_s"] = time.perf_counter() - t0
+            out[f"{key}_frac_zero_adv_groups"] = float(np.mean(zero))
+    out["speedup"] = out["full_s"] / out["skip_s"]
+    return out
 
 
 def table(results: list[dict]) -> str:
@@ -332,6 +482,23 @@ def table(results: list[dict]) -> str:
                     f"{100 * r[name + '_generation_frac_of_matmul']:.1f}%, update "
                     f"{100 * r[name + '_update_frac_of_matmul']:.1f}%"
                 )
+        elif f == "skip_update":
+            label = f"update skip 16x{r['group_size']} {100 * r['zero_adv_groups']:.0f}% zero"
+            lines.append(
+                f"{label:28s} {r['full_ms']:.0f} ms -> {r['skip_ms']:.0f} ms (x{r['speedup']:.2f})"
+            )
+        elif f == "compaction":
+            label = f"gen compaction {r['rows']} rows"
+            lines.append(
+                f"{label:28s} {r['full_s']:.3g} s -> {r['compact_s']:.3g} s "
+                f"(x{r['speedup']:.2f}, {100 * r['finished_row_steps']:.0f}% finished)"
+            )
+        elif f == "long_run":
+            lines.append(
+                f"{'N=8 run, its ' + str(r['iterations'][0]) + '-' + str(r['iterations'][1]):28s}"
+                f" {r['full_s']:.0f} s -> {r['skip_s']:.0f} s (x{r['speedup']:.2f}, "
+                f"{100 * r['skip_frac_zero_adv_groups']:.0f}% zero groups)"
+            )
         elif f == "smoke_sweep_s":
             lines.append(f"{'smoke sweep (4 jobs)':28s} {r['seconds']:.1f} s (ok={r['ok']})")
     return "\n".join(lines)
@@ -341,6 +508,9 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="mazerl-bench", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="under a minute: fewer repeats")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: all cores)")
+    ap.add_argument(
+        "--long", action="store_true", help="also the long-run figure (two 1,500-iteration runs)"
+    )
     args = ap.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -359,9 +529,16 @@ def main(argv=None) -> None:
                 continue
             emit(generation_figure(name, prompts, 8, reps))
         emit(token_cost_figure(name, 1 if args.quick else 3))
+    for group in (8, 128):
+        for zero_frac in (0.0, 0.5, 0.9):
+            emit(skip_update_figure(group, zero_frac, 3 if args.quick else 7))
+    for prompts, group in ((16, 8), (16, 128), (64, 256)):
+        emit(compaction_figure(prompts, group, 1 if args.quick and group > 8 else 3))
     emit(iteration_figure(2 if args.quick else 5))
     emit(flops_figure(1 if args.quick else 3))
     emit(smoke_sweep_figure())
+    if args.long:
+        emit(long_run_figure())
     print(table(results))
 
 

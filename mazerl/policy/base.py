@@ -43,7 +43,8 @@ class SequencePolicy(nn.Module):
 
     def step(self, state: Any, prev: torch.Tensor, pos: torch.Tensor) -> tuple[torch.Tensor, Any]:
         """`prev [B]` previous action (`BOS_ACTION` first), `pos [B, 2]` current cell (None
-        unless `sees_position`) -> next-action logits `[B, N_ACTIONS]` and the new state."""
+        unless `sees_position`) -> next-action logits `[B, N_ACTIONS]` and the new state. Only
+        the returned state may be stepped again (states may share buffers, e.g. a KV cache)."""
         raise NotImplementedError
 
     def forward(
@@ -52,6 +53,12 @@ class SequencePolicy(nn.Module):
         """Teacher forcing: `actions [B, T]` taken, `positions [B, T, 2]` the cell before each
         action -> logits `[B, T, N_ACTIONS]` of every action given the ones before it."""
         raise NotImplementedError
+
+    def select_rows(self, state: Any, rows: torch.Tensor) -> Any:
+        """The decoding state of rows `rows` only (sorted indices into the state's rows), so
+        that generation stops paying for finished rows; None where a policy cannot (then
+        every row keeps running)."""
+        return None
 
     @property
     def sees_position(self) -> bool:

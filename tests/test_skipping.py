@@ -1,0 +1,164 @@
+"""Exact work-skipping: the update without zero-advantage groups has the full computation's
+gradient, and generation with compacted rows samples the full loop's actions."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+from mazerl.algos import AGGREGATIONS, POLICY_LOSSES, AlgoConfig, FocalConfig, group_advantages
+from mazerl.envs.spec import MazeSpec
+from mazerl.policy import build_policy
+from mazerl.policy.gru import GruConfig
+from mazerl.rollout import generate
+from mazerl.train.update import update
+
+P, G = 16, 8
+
+
+class GradCapture:
+    """An optimizer that records the gradient of each step instead of stepping."""
+
+    def __init__(self, params) -> None:
+        self.params, self.grads = list(params), []
+
+    def zero_grad(self, set_to_none=True) -> None:
+        for p in self.params:
+            p.grad = None
+
+    def step(self) -> None:
+        self.grads.append(
+            torch.cat(
+                [(torch.zeros_like(p) if p.grad is None else p.grad).flatten() for p in self.params]
+            )
+        )
+
+
+def _train_cfg(skip: bool, minibatches: int = 1):
+    return SimpleNamespace(
+        ppo_epochs=1, minibatches=minibatches, temperature=1.0, grad_clip=1e9,
+        skip_zero_advantage=skip,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def batch():
+    torch.manual_seed(0)
+    policy = build_policy(GruConfig(hidden=32, encoder_layers=2))
+    spec = MazeSpec(size=4)
+    mazes = [spec.sample(np.random.default_rng(i)) for i in range(P)]
+    r = generate(policy, mazes, G, generator=torch.Generator().manual_seed(1))
+    # the sampling policy differs from the current one, so ratios are away from 1 and clip
+    r.logp = (
+        r.logp + 0.3 * torch.randn(r.logp.shape, generator=torch.Generator().manual_seed(2))
+    ) * r.mask
+    return policy, r
+
+
+def _rewards(zero_groups: int) -> torch.Tensor:
+    """`[P, G]` rewards: the first `zero_groups` groups all equal (alternately all 0 and all
+    1), the others mixed with 1 to G-1 successes."""
+    gen = np.random.default_rng(3)
+    rewards = np.zeros((P, G), dtype=np.float32)
+    for p in range(P):
+        if p < zero_groups:
+            rewards[p] = p % 2
+        else:
+            rewards[p, gen.permutation(G)[: 1 + p % (G - 1)]] = 1.0
+    return torch.as_tensor(rewards)
+
+
+def _grads(policy, rollouts, advantages, algo, skip, minibatches=1):
+    opt = GradCapture(policy.parameters())
+    metrics, skipped = update(
+        policy, None, opt, rollouts, advantages, algo, _train_cfg(skip, minibatches), seed=0, it=0
+    )
+    assert skipped == 0
+    return opt.grads, metrics
+
+
+@pytest.mark.parametrize("zero_groups", [0, 8, 15])  # 0%, 50%, 94% zero-advantage groups
+def test_skipping_update_has_the_full_gradient(batch, zero_groups):
+    policy, r = batch
+    rewards = _rewards(zero_groups)
+    r.reward = rewards.flatten()
+    checked = 0
+    for loss in POLICY_LOSSES.names():
+        for agg in AGGREGATIONS.names():
+            algo = AlgoConfig(loss=loss, loss_agg_mode=agg, clip_low=0.2, clip_high=0.28)
+            adv, _ = group_advantages(rewards, algo, FocalConfig(gamma=0.5))
+            adv = adv.flatten()
+            for minibatches in (1, 2):
+                full, m_full = _grads(policy, r, adv, algo, False, minibatches)
+                fast, m_fast = _grads(policy, r, adv, algo, True, minibatches)
+                assert len(full) == len(fast) == minibatches
+                for a, b in zip(full, fast, strict=True):
+                    if a.norm() == 0:  # a minibatch of zero groups only: nothing computed
+                        assert b.norm() == 0
+                        continue
+                    rel = (a - b).norm() / a.norm()
+                    assert rel < 1e-5, (loss, agg, minibatches, rel.item())
+                    checked += 1
+                assert m_fast["loss"] == pytest.approx(m_full["loss"], rel=1e-5, abs=1e-7)
+                assert m_fast["update_rows_frac"] == pytest.approx((P - zero_groups) / P)
+                assert m_full["update_rows_frac"] == 1.0
+    # 3 minibatches with a mixed group (2 at 94% zero groups) per loss and aggregation
+    expected = 2 if zero_groups == 15 else 3
+    assert checked == expected * len(POLICY_LOSSES.names()) * len(AGGREGATIONS.names())
+
+
+def test_all_zero_groups_still_step_the_optimizer(batch):
+    """Every group all-equal: no forward pass, zero gradients, and AdamW still moves the
+    weights exactly as after the full computation (its momentum from earlier steps)."""
+    policy, r = batch
+    algo = AlgoConfig()
+    mixed = _rewards(0)
+    after = []
+    for skip in (False, True):
+        torch.manual_seed(5)
+        net = build_policy(GruConfig(hidden=32, encoder_layers=2))
+        net.load_state_dict(policy.state_dict())
+        opt = torch.optim.AdamW(net.parameters(), lr=1e-2)
+        for rewards in (mixed, torch.zeros(P, G)):
+            r.reward = rewards.flatten()
+            adv = group_advantages(rewards, algo, FocalConfig())[0].flatten()
+            update(net, None, opt, r, adv, algo, _train_cfg(skip), seed=0, it=0)
+        after.append(torch.cat([p.detach().flatten() for p in net.parameters()]))
+    assert (after[0] - after[1]).abs().max() < 1e-6
+    start = torch.cat([p.detach().flatten() for p in policy.parameters()])
+    assert (after[1] - start).abs().max() > 1e-3
+
+
+def test_kl_term_keeps_every_row(batch):
+    """With kl_beta > 0 every row carries the KL penalty: nothing is skipped."""
+    policy, r = batch
+    rewards = _rewards(15)
+    r.reward = rewards.flatten()
+    algo = AlgoConfig(kl_beta=0.1)
+    adv = group_advantages(rewards, algo, FocalConfig())[0].flatten()
+    opt = GradCapture(policy.parameters())
+    metrics, _ = update(policy, policy, opt, r, adv, algo, _train_cfg(True), seed=0, it=0)
+    assert metrics["update_rows_frac"] == 1.0
+
+
+@pytest.mark.parametrize("sees_position", [False, True])
+def test_compacted_generation_samples_the_same_actions(sees_position):
+    """Generation on unfinished rows only: the same actions, lengths and log-probs as the full
+    loop, on episodes of varied length (a GRU steered towards each solution)."""
+    from mazerl.apps.bench import GuidedPolicy
+
+    torch.manual_seed(0)
+    policy = build_policy(GruConfig(hidden=32, encoder_layers=2, sees_position=sees_position))
+    mazes = [MazeSpec(size=5).sample(np.random.default_rng(i)) for i in range(6)]
+    guided = GuidedPolicy(policy.eval(), mazes, 16)
+    full, fast = (
+        generate(guided, mazes, 16, generator=torch.Generator().manual_seed(1), compact=c)
+        for c in (False, True)
+    )
+    lengths = full.length.float()
+    assert lengths.std() > 2 and lengths.max() > 10  # rows end at many different steps
+    assert torch.equal(full.actions, fast.actions)
+    assert torch.equal(full.length, fast.length) and torch.equal(full.reward, fast.reward)
+    assert torch.allclose(full.logp, fast.logp, atol=1e-6)
+    assert torch.equal(full.positions, fast.positions)
