@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -148,10 +149,10 @@ BAD_CONFIGS = [
     (["eval.ks=[1,64]"], "eval.ks must be in [1, eval.n=32]"),
     (["maze.size=1"], "maze.size must be in [2, 64] cells"),
     (["maze.size=65"], "maze.size must be in [2, 64] cells"),
-    (["maze.generator=nope"], "unknown generator 'nope'; known: dfs, kruskal, prim, wilson"),
-    (["algo.loss=nope"], "unknown policy loss 'nope'; known: cispo, clip, linear"),
-    (["algo.advantage=nope"], "unknown advantage estimator 'nope'; known: drgrpo, grpo, rloo"),
-    (["policy.name=nope"], "unknown policy 'nope'; known: gru, transformer"),
+    (["maze.generator=nope"], "maze.generator must be a registered generator (dfs, kruskal,"),
+    (["algo.loss=nope"], "algo.loss must be a registered policy loss (cispo, clip, linear)"),
+    (["algo.advantage=nope"], "algo.advantage must be a registered advantage estimator (drgrpo"),
+    (["policy.name=nope"], "policy.name must be a registered policy (gru, transformer)"),
     (["algo=nope"], "Could not find 'algo/nope'"),
     (["policy=nope"], "Could not find 'policy/nope'"),
     (["train.lrr=1"], "Key 'lrr' not in 'TrainConfig'"),
@@ -175,7 +176,7 @@ def test_bad_config_is_one_clear_message_and_nonzero_exit(tmp_path, overrides, m
     assert out.returncode != 0
     assert message in out.stderr, out.stderr
     assert "Traceback" not in out.stderr
-    assert not (tmp_path / "run" / "tb").exists()  # checked before any work started
+    assert not (tmp_path / "run").exists()  # checked before any work; no run dir left
 
 
 def test_bad_layout_file_names_file_line_column(tmp_path):
@@ -193,11 +194,15 @@ def test_bad_layout_file_names_file_line_column(tmp_path):
     assert out.stderr.strip() == f"error: {bad}:3:4: unknown character '?' (use '#', '.', 'S', 'G')"
 
 
-def test_base_checkpoint_of_another_policy_is_rejected(train, tmp_path, base_cache):
-    base = next(base_cache.glob("*/base.pt"), None)
-    if base is None:  # make one
-        train("train.iterations=1", run_dir=tmp_path / "seed")
-        base = next(base_cache.glob("*/base.pt"))
+def _run_base(run_dir: Path) -> Path:
+    """The base model a run started from (recorded in its checkpoints)."""
+    ckpt = sorted((run_dir / "checkpoints").glob("*.pt"))[-1]
+    return Path(torch.load(ckpt, weights_only=False)["base"]) / "base.pt"
+
+
+def test_base_checkpoint_of_another_policy_is_rejected(train, tmp_path):
+    _, seed_run = train("train.iterations=1", run_dir=tmp_path / "seed")
+    base = _run_base(seed_run)
     out, _ = train(f"base.path={base}", "policy.hidden=48", check=False)
     assert out.returncode == 2
     assert "holds a different policy (differs in policy.hidden)" in out.stderr
@@ -210,9 +215,9 @@ def _nan_loss(**kwargs):
     return loss * float("nan"), metrics
 
 
-def test_non_finite_steps_are_skipped_counted_and_stop_the_run(tmp_path, base_cache):
-    if "nan_for_test" not in POLICY_LOSSES:
-        POLICY_LOSSES.register("nan_for_test")(_nan_loss)
+def test_non_finite_steps_are_skipped_counted_and_stop_the_run(tmp_path, base_cache, monkeypatch):
+    # registered for this test only: tests that walk every loss must not meet it
+    monkeypatch.setitem(POLICY_LOSSES._entries, "nan_for_test", _nan_loss)
     register_configs()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose(
@@ -238,8 +243,8 @@ def test_non_finite_steps_are_skipped_counted_and_stop_the_run(tmp_path, base_ca
     assert [p.name for p in ckpts] == ["ckpt_0000001.pt", "ckpt_0000002.pt"]
     skipped = [v for _, v in scalars(tmp_path / "run")["train/skipped_steps"]]
     assert skipped == [1.0, 2.0, 3.0]
-    # parameters never changed: the last good checkpoint equals the base model
-    base = torch.load(next(base_cache.glob("*/base.pt")), weights_only=False)["policy_state"]
+    # parameters never changed: the last good checkpoint equals this run's base model
+    base = torch.load(_run_base(tmp_path / "run"), weights_only=False)["policy_state"]
     last = torch.load(ckpts[-1], weights_only=False)["policy_state"]
     assert all(torch.equal(base[k], last[k]) for k in base)
 
@@ -252,3 +257,106 @@ def test_resume_refuses_a_checkpoint_of_another_config(train, tmp_path):
     assert "was written by a different config (differs in focal.gamma)" in out.stderr
     out, _ = train("train.iterations=4", run_dir=run)  # more iterations: resumes
     assert "resuming from" in out.stdout and metrics(run)["iterations"] == 4
+
+
+def test_corrupt_latest_checkpoint_and_metrics_json_are_survived(train, tmp_path):
+    """A truncated newest checkpoint: resume falls back to the previous one with one warning
+    naming it; an unreadable metrics.json: the re-launch resumes the run instead of skipping."""
+    args = ["train.iterations=4", "train.checkpoint_every=1", "train.keep_checkpoints=3"]
+    _, run = train(*args, run_dir=tmp_path / "r")
+    latest = run / "checkpoints" / "ckpt_0000004.pt"
+    latest.write_bytes(latest.read_bytes()[:1000])  # truncated by a full disk, say
+    (run / "metrics.json").write_text('{"final": ')  # a half-written file
+    out, _ = train(*args, run_dir=run)
+    # warnings go to stderr
+    assert "metrics.json (JSONDecodeError" in out.stderr
+    assert "treating the run as unfinished and resuming it" in out.stderr
+    assert f"warning: skipping {latest}: checkpoint {latest} cannot be read" in out.stderr
+    assert f"resuming from {run}/checkpoints/ckpt_0000003.pt at iteration 3" in out.stdout
+    assert metrics(run)["iterations"] == 4 and "Traceback" not in out.stderr
+
+
+def test_non_finite_parameters_are_never_checkpointed_nor_resumed(tmp_path):
+    from mazerl.core.errors import CheckpointError
+    from mazerl.train.run_state import RunState
+
+    net = torch.nn.Linear(2, 2)
+    config = {"policy": {"name": "x"}}
+    state = RunState(tmp_path, 3, config, tmp_path, policy_state=net)
+    state.iteration = 1
+    good = state.save()
+    with torch.no_grad():
+        net.weight[0, 0] = float("inf")
+    state.iteration = 2
+    with pytest.raises(CheckpointError, match="not saving iteration 2: the parameters are not"):
+        state.save()
+    assert not (tmp_path / "ckpt_0000002.pt").exists()
+    # a non-finite checkpoint written by an older version is skipped on resume
+    bad = torch.load(good, weights_only=False)
+    bad["policy_state"]["bias"][:] = float("nan")
+    bad["iteration"] = 2
+    torch.save(bad, tmp_path / "ckpt_0000002.pt")
+    logged = []
+    fresh = RunState(tmp_path, 3, config, tmp_path, policy_state=torch.nn.Linear(2, 2))
+    assert fresh.resume("cpu", logged.append) == good and fresh.iteration == 1
+    assert logged == [
+        f"warning: skipping {tmp_path}/ckpt_0000002.pt: its parameters are not finite"
+    ]
+
+
+def test_summarizer_lists_unreadable_metrics_by_name_and_summarizes_the_rest(tmp_path):
+    from mazerl.apps.summarize import aggregate, find_runs, markdown
+
+    contents = {
+        "a": '{"final": {"eval/id/pass@1": 0.5}}',
+        "b": "{}",
+        "c": '"a string"',
+        "d": '{"final": {"eval/id/pass@1": "high"}}',
+        "e": "{not json",
+    }
+    for name, text in contents.items():
+        (tmp_path / name / ".hydra").mkdir(parents=True)
+        (tmp_path / name / ".hydra" / "overrides.yaml").write_text(f"- seed={ord(name)}\n")
+        (tmp_path / name / "metrics.json").write_text(text)
+    runs = {r.path.name: r for r in find_runs(tmp_path)}
+    assert runs["a"].metrics["final"] == {"eval/id/pass@1": 0.5} and runs["a"].problem == ""
+    for name in "bcd":
+        assert runs[name].metrics is None
+        assert runs[name].problem == "unreadable metrics.json (no numeric 'final' metrics)"
+    assert runs["e"].problem.startswith("unreadable metrics.json (JSONDecodeError: ")
+    cols, rows = aggregate(list(runs.values()))
+    table = markdown(cols, rows, list(runs.values()))
+    assert "5 runs, 1 finished" in table and "0.5" in table
+    assert "- b: unreadable metrics.json (no numeric 'final' metrics)" in table
+
+
+def test_a_job_waiting_for_the_base_evaluation_says_so_once_with_the_lock_path(tmp_path):
+    import fcntl
+    import threading
+
+    from omegaconf import OmegaConf
+
+    from mazerl.core.config import to_container
+    from mazerl.core.files import config_hash
+    from mazerl.eval.runner import BaseEvaluation
+
+    cfg = OmegaConf.create({"eval": {"n": 4}, "maze": {"size": 3}})
+    key = config_hash(to_container(cfg.eval), to_container(cfg.maze))
+    (tmp_path / f"eval_{key}.json").write_text('{"id": {"pass@1": 0.25}}')
+    lock = tmp_path / f".eval_{key}.lock"
+    logged, done = [], []
+    with open(lock, "w") as held:  # another job holds the lock
+        fcntl.flock(held, fcntl.LOCK_EX)
+        waiter = threading.Thread(
+            target=lambda: done.append(
+                BaseEvaluation.load_or_run(tmp_path, None, [], cfg, "cpu", logged.append)
+            )
+        )
+        waiter.start()
+        deadline = time.time() + 10
+        while not logged and time.time() < deadline:
+            time.sleep(0.01)
+        assert logged == [f"waiting for another job holding the lock {lock}"] and not done
+        fcntl.flock(held, fcntl.LOCK_UN)
+    waiter.join(10)
+    assert done[0].results == {"id": {"pass@1": 0.25}} and len(logged) == 1

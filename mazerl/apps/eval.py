@@ -1,4 +1,8 @@
-"""`mazerl-eval checkpoint=PATH [eval.n=256 ...]`: evaluate any checkpoint.
+"""`mazerl-eval`: evaluate any checkpoint (a training checkpoint or a base model's base.pt).
+
+    mazerl-eval checkpoint=outputs/runs/DATE/TIME/checkpoints/ckpt_0000300.pt
+    mazerl-eval checkpoint=PATH eval.n=1024 eval.seed=7          # more samples, other mazes
+    mazerl-eval checkpoint=PATH 'eval.sets=[{name: big, size_delta: 4, num_mazes: 256}]'
 
 The maze and policy configs come from the checkpoint (so the `id` set is the training
 distribution); the `eval` section comes from this command, so `eval.n`, `eval.sets` and
@@ -16,7 +20,8 @@ from torch.utils.tensorboard import SummaryWriter
 
 from mazerl.apps.schema import register_configs, validate
 from mazerl.core import checkpoint
-from mazerl.core.cli import exit_on_user_error
+from mazerl.core.cli import exit_on_user_error, no_run_dir_on_user_error
+from mazerl.core.config import CONF_DIR
 from mazerl.core.device import select_device, setup
 from mazerl.core.errors import CheckpointError, ConfigError
 from mazerl.core.files import write_json_atomic
@@ -29,6 +34,12 @@ register_configs()
 
 @exit_on_user_error
 def evaluate_checkpoint(cfg: DictConfig) -> dict:
+    """Evaluate `cfg.checkpoint` into this command's run dir (removed again on a user error)."""
+    with no_run_dir_on_user_error(Path(HydraConfig.get().runtime.output_dir)):
+        return _evaluate(cfg)
+
+
+def _evaluate(cfg: DictConfig) -> dict:
     if not cfg.checkpoint:
         raise ConfigError("checkpoint=PATH is required (a training checkpoint or a base.pt)")
     state = checkpoint.load(cfg.checkpoint)
@@ -69,7 +80,7 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict:
     return flat
 
 
-@hydra.main(version_base="1.3", config_path="../conf", config_name="config")
+@hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def main(cfg: DictConfig) -> None:
     evaluate_checkpoint(cfg)
 

@@ -15,7 +15,8 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
 from mazerl.apps.schema import register_configs, validate
-from mazerl.core.cli import exit_on_user_error
+from mazerl.core.cli import exit_on_user_error, no_run_dir_on_user_error
+from mazerl.core.config import CONF_DIR
 from mazerl.train.loop import train
 
 register_configs()
@@ -23,11 +24,13 @@ register_configs()
 
 @exit_on_user_error
 def run(cfg: DictConfig) -> dict:
-    validate(cfg)
-    return train(cfg, Path(HydraConfig.get().runtime.output_dir))
+    out = Path(HydraConfig.get().runtime.output_dir)
+    with no_run_dir_on_user_error(out):
+        validate(cfg)
+        return train(cfg, out)
 
 
-@hydra.main(version_base="1.3", config_path="../conf", config_name="config")
+@hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def main(cfg: DictConfig) -> float:
     final = run(cfg)
     return final.get("eval/id/pass@1", float("nan")) if final else float("nan")

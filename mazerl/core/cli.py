@@ -1,8 +1,12 @@
 """Command-line entry points: a user error is one line on stderr and exit code 2."""
 
+import contextlib
 import functools
+import logging
+import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TypeVar
 
 from mazerl.core.errors import UserError
@@ -22,3 +26,28 @@ def exit_on_user_error(fn: F) -> F:
             sys.exit(2)
 
     return wrapper  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def no_run_dir_on_user_error(run_dir: Path) -> Iterator[None]:
+    """On a `UserError` in the block, remove `run_dir` if it holds nothing but what Hydra wrote
+    at start-up (`.hydra/`, the job's `.log`), so a bad command leaves no run dir behind; a
+    run dir with results (checkpoints, events, a resumed run's files) is kept. Re-raises."""
+    try:
+        yield
+    except UserError:
+        found = list(run_dir.iterdir()) if run_dir.is_dir() else []
+        if all(p.name == ".hydra" or p.suffix == ".log" for p in found):
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise
+
+
+class BelowLevel(logging.Filter):
+    """A logging filter passing records below `level` (info to stdout, warnings to stderr)."""
+
+    def __init__(self, level: str = "WARNING") -> None:
+        super().__init__()
+        self.level = logging.getLevelName(level)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno < self.level

@@ -19,13 +19,32 @@ def dirname(overrides: str) -> str:
 
 
 def register_resolvers() -> None:
-    """`${mazerl_dirname:...}` (sweep job folders) and `${mazerl_options:GROUP}` (help pages)."""
+    """`${mazerl_dirname:...}` (sweep job folders) and `${mazerl_groups:CONFIG}` (help pages)."""
     if not OmegaConf.has_resolver("mazerl_dirname"):
         OmegaConf.register_new_resolver("mazerl_dirname", dirname)
-    if not OmegaConf.has_resolver("mazerl_options"):
-        OmegaConf.register_new_resolver("mazerl_options", options)
+    if not OmegaConf.has_resolver("mazerl_groups"):
+        OmegaConf.register_new_resolver("mazerl_groups", groups)
 
 
-def options(group: str) -> str:
-    """The choices a user has for a config group: the YAML files in `conf/<group>/`."""
-    return ", ".join(sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml")))
+def groups(config_name: str) -> str:
+    """One line per config group that the primary config `conf/<config_name>.yaml` picks from:
+    `group: option, option, ...` from the YAML files of `conf/<group>/`."""
+    primary = OmegaConf.load(CONF_DIR / f"{config_name}.yaml")
+    names = [next(iter(d)) for d in primary.defaults if isinstance(d, dict | DictConfig)]
+    names = [n.removeprefix("override ") for n in names] + ["hydra/launcher"]
+    keys = set(primary) | set(names)
+    lines = []
+    for name in names:
+        found = sorted(p.stem for p in (CONF_DIR / name).glob("*.yaml"))
+        if name == "experiment":  # presets of this app: the sections they set are this app's
+            found = [f for f in found if _sections(CONF_DIR / name / f"{f}.yaml") <= keys]
+        if name == "hydra/launcher":  # Hydra's own and the plugins' launchers
+            found = sorted({"basic", "joblib", *found})
+        if found and not name.startswith("hydra/help"):
+            lines.append(f"{name}: {', '.join(found)}")
+    return "\n".join(lines)
+
+
+def _sections(path: Path) -> set[str]:
+    """The top-level sections a preset sets (its defaults list and `hydra` left out)."""
+    return set(OmegaConf.load(path)) - {"defaults", "hydra"}

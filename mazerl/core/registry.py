@@ -1,6 +1,7 @@
 """Name -> component registries: a decorator adds an entry, a lookup names the choices."""
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
 
 from mazerl.core.errors import ConfigError
@@ -12,7 +13,8 @@ class Registry(Generic[T]):
     """A dict of named components of one kind (generators, objectives, policies, ...).
 
     `@REG.register("name")` adds an entry; `REG.get("name")` returns it or raises
-    `ConfigError` listing the known names.
+    `ConfigError` listing the known names; `REG.call("name", **kwargs)` calls it, an argument
+    it does not take being a `ConfigError` naming the entry and its parameters.
     """
 
     def __init__(self, kind: str) -> None:
@@ -35,6 +37,33 @@ class Registry(Generic[T]):
             raise ConfigError(
                 f"unknown {self.kind} {name!r}; known: {', '.join(sorted(self._entries))}"
             ) from None
+
+    def parameters(self, name: str) -> list[str]:
+        """The names the entry `name` takes as keyword arguments."""
+        return [
+            p.name
+            for p in inspect.signature(self.get(name)).parameters.values()
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        ]
+
+    def takes(self, name: str, key: str) -> bool:
+        """Whether the entry `name` takes the keyword argument `key` (any, with `**kwargs`)."""
+        params = inspect.signature(self.get(name)).parameters.values()
+        return key in self.parameters(name) or any(p.kind == p.VAR_KEYWORD for p in params)
+
+    def check_arguments(self, name: str, keys: Iterable[str]) -> None:
+        """Raise `ConfigError` if the entry `name` does not take some of the arguments `keys`."""
+        unknown = sorted(k for k in keys if not self.takes(name, k))
+        if unknown:
+            raise ConfigError(
+                f"{self.kind} {name!r} takes no argument {', '.join(map(repr, unknown))}; "
+                f"its parameters: {', '.join(self.parameters(name))}"
+            )
+
+    def call(self, name: str, /, *args, **kwargs):
+        """`get(name)(*args, **kwargs)`, checking the keyword arguments first."""
+        self.check_arguments(name, kwargs)
+        return self.get(name)(*args, **kwargs)
 
     def names(self) -> list[str]:
         return sorted(self._entries)

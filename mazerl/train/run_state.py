@@ -1,8 +1,10 @@
 """What a run must keep to resume bit-identically: the policy, optimizer, scheduler, counters
 and random states, saved as `checkpoints/ckpt_<iteration>.pt` in the run dir."""
 
+import json
 import random
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +30,30 @@ RESUMABLE = {
     "device": None,
     "base": {"cache_dir"},
 }
+
+
+def read_metrics(path: Path) -> tuple[dict | None, str]:
+    """A finished run's `metrics.json`: `(metrics, "")`, or `(None, why it is unusable)` when
+    it cannot be read, is not JSON or has no numeric `final` metrics."""
+    try:
+        metrics = json.loads(Path(path).read_text())
+    except OSError as e:
+        return None, f"unreadable metrics.json ({e.strerror})"
+    except ValueError as e:  # JSONDecodeError, UnicodeDecodeError
+        return None, f"unreadable metrics.json ({e.__class__.__name__}: {e})"
+    final = metrics.get("final") if isinstance(metrics, dict) else None
+    numbers = isinstance(final, dict) and all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in final.values()
+    )
+    if not numbers:
+        return None, "unreadable metrics.json (no numeric 'final' metrics)"
+    return metrics, ""
+
+
+def finite(state: dict) -> bool:
+    """Every floating-point tensor of a state dict is finite (no nan, no inf)."""
+    floats = [v for v in state.values() if torch.is_tensor(v) and v.is_floating_point()]
+    return all(bool(torch.isfinite(v).all()) for v in floats)
 
 
 def check_same_run(saved: dict, current: dict, path: Path) -> None:
@@ -68,12 +94,21 @@ class RunState:
     def elapsed(self) -> float:
         return self._elapsed0 + time.time() - self._t0
 
-    def resume(self, device) -> Path | None:
-        """Load the newest checkpoint of the folder, if any; returns its path."""
-        latest = self.ckpts.latest()
-        if latest is None:
+    def resume(self, device, warn: Callable[[str], None] = print) -> Path | None:
+        """Load the newest usable checkpoint of the folder, if any; returns its path. One that
+        cannot be read or holds non-finite parameters is skipped with a warning naming it."""
+        for latest in reversed(self.ckpts.paths()):
+            try:
+                state = checkpoint.load(latest, map_location=device)
+            except CheckpointError as e:
+                warn(f"warning: skipping {latest}: {e}")
+                continue
+            if not finite(state.get("policy_state", {})):
+                warn(f"warning: skipping {latest}: its parameters are not finite")
+                continue
+            break
+        else:
             return None
-        state = checkpoint.load(latest, map_location=device)
         check_same_run(state["config"], self.config, latest)
         for name, module in self.modules.items():
             try:
@@ -88,7 +123,13 @@ class RunState:
         return latest
 
     def save(self) -> Path:
+        """Write `ckpt_<iteration>.pt`; refuses (`CheckpointError`) non-finite parameters, so
+        every checkpoint written is a good one."""
         state = {name: module.state_dict() for name, module in self.modules.items()}
+        if not finite(state["policy_state"]):
+            raise CheckpointError(
+                f"not saving iteration {self.iteration}: the parameters are not finite"
+            )
         state.update(
             iteration=self.iteration,
             policy_config=self.config["policy"],
