@@ -1,10 +1,14 @@
-"""Pictures of a maze: text (`ansi`) and an RGB array (`rgb_array`, TensorBoard images)."""
+"""Pictures of a maze: text (`ansi`), an RGB array (`rgb_array`) and a behaviour picture
+(`render_behaviour`: where sampled responses go; TensorBoard images, `mazerl-maze show --png`)."""
 
+import io
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
-from mazerl.envs.maze import Cell, Maze
+from mazerl.core.errors import UserError
+from mazerl.envs.maze import DELTAS, Cell, Maze, replay
 
 COLOURS = {
     "wall": (40, 40, 48),
@@ -44,3 +48,101 @@ def render_rgb(maze: Maze, paths: Sequence[Sequence[Cell]] = (), cell_px: int = 
     if paths and len(paths[-1]) > 1:
         img[paths[-1][-1]] = COLOURS["agent"]
     return np.repeat(np.repeat(img, cell_px, axis=0), cell_px, axis=1)
+
+
+# ---- behaviour pictures: where n sampled responses go (TensorBoard images, `mazerl-maze show
+# --png`). Matplotlib is imported lazily: the Gym env does not need it.
+END_MARKS = {  # event -> (matplotlib marker, legend text)
+    "goal": ("*", "reached the goal"),
+    "wall": ("X", "hit a wall"),
+    "revisit": ("o", "revisited a cell"),
+    "stop": ("s", "stopped (DONE)"),
+    "move": (">", "ran out of steps"),
+}
+PATH_COLOURS = ("#e6194b", "#f58231", "#911eb4", "#3cb44b", "#f032e6", "#9a6324")
+
+
+def visit_fraction(maze: Maze, samples: Sequence[Sequence[int]]) -> np.ndarray:
+    """`[H, W]` fraction of the samples (action sequences from the start) that enter each
+    cell at least once; the start counts as visited by every sample."""
+    counts = np.zeros(maze.shape)
+    for moves in samples:
+        rows, cols = zip(*set(replay(maze.grid, maze.start, tuple(moves))), strict=True)
+        counts[list(rows), list(cols)] += 1
+    return counts / max(1, len(samples))
+
+
+def render_behaviour(
+    maze: Maze,
+    samples: Sequence[Sequence[int]] = (),
+    events: Sequence[str] = (),
+    name: str | None = None,
+    shown: int = 4,
+    px: int = 360,
+) -> np.ndarray:
+    """`(H, W, 3)` uint8 picture (the maze `px` pixels high, legend beside it): walls dark,
+    a heat map of `visit_fraction` over the open cells, the solution outlined in green, the
+    first `shown` samples drawn in distinct colours, each ending in a mark for its end event
+    (`events[i]`, one of `END_MARKS`). The title: `name` (default the maze's name) and, with
+    samples, the success rate (share of `events` equal to "goal")."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import colors
+    from matplotlib.image import imread
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Rectangle
+    from matplotlib.pyplot import close, subplots
+
+    h, w = maze.shape
+    dpi, side = 100, px / 100
+    fig, ax = subplots(figsize=(side * w / h + 2.6, side + 0.5), dpi=dpi)
+    ax.imshow(maze.grid == 1, cmap=colors.ListedColormap(["#f5f5f0", "#282830"]))
+    if samples:
+        visits = visit_fraction(maze, samples)
+        heat = np.ma.masked_where((maze.grid == 1) | (visits == 0), visits)
+        image = ax.imshow(heat, cmap="Blues", vmin=0, vmax=1, alpha=0.85)
+        fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02, label="share of samples visiting")
+    for r, c in replay(maze.grid, maze.start, maze.solution):
+        ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, ec="#1a9850", lw=2.2))
+    for cell, text in ((maze.start, "S"), (maze.goal, "G")):
+        ax.text(cell[1], cell[0], text, ha="center", va="center", weight="bold", fontsize=11)
+    handles = []
+    for i, (moves, event) in enumerate(list(zip(samples, events, strict=True))[:shown]):
+        cells = np.array(replay(maze.grid, maze.start, tuple(moves)), dtype=float)
+        offset = (i - (min(shown, len(samples)) - 1) / 2) * 0.12  # side by side, not on top
+        ys, xs = cells[:, 0] + offset, cells[:, 1] + offset
+        colour = PATH_COLOURS[i % len(PATH_COLOURS)]
+        ax.plot(xs, ys, color=colour, lw=2, alpha=0.9)
+        end = np.array([ys[-1], xs[-1]])
+        if event == "wall" and len(moves) >= len(cells):  # the move that hit the wall
+            end += 0.45 * np.array(DELTAS[moves[len(cells) - 1]])
+        marker = END_MARKS.get(event, ("d", event))[0]
+        ax.plot(end[1], end[0], marker=marker, ms=13, color=colour, mec="black", mew=1)
+        label = f"sample {i + 1}: {END_MARKS.get(event, ('', event))[1]}"
+        handles.append(Line2D([], [], color=colour, marker=marker, mec="black", label=label))
+    handles.append(Rectangle((0, 0), 1, 1, fill=False, ec="#1a9850", lw=2, label="solution"))
+    anchor = (1.3 if samples else 1.02, 1)  # beside the colour bar, if any
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=anchor, fontsize=8, frameon=False)
+    title = name or maze.name
+    if samples:
+        wins = sum(e == "goal" for e in events)
+        title += f": success {wins}/{len(events)} = {wins / len(events):.0%}"
+    ax.set_title(title, fontsize=10)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", bbox_inches="tight", pad_inches=0.05)
+    close(fig)
+    buffer.seek(0)
+    return (imread(buffer, format="png")[..., :3] * 255).round().astype(np.uint8)
+
+
+def save_png(image: np.ndarray, path: str | Path) -> None:
+    """Write an `(H, W, 3)` uint8 picture as PNG; an unwritable path is a `UserError`."""
+    from matplotlib.image import imsave
+
+    try:
+        imsave(path, image, format="png")
+    except OSError as e:
+        raise UserError(f"cannot write the picture {path}: {e.strerror or e}") from None

@@ -1,6 +1,9 @@
 """Evaluate a policy on every set, compare with the base model, log and save."""
 
 import json
+import os
+import pickle
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,8 +13,31 @@ from torch.utils.tensorboard import SummaryWriter
 from mazerl.core.config import to_container
 from mazerl.core.files import config_hash, locked, write_json_atomic
 from mazerl.core.streams import STREAM_EVAL_SAMPLING, torch_generator
-from mazerl.eval.evaluate import EvalSet, evaluate_set, scalars
+from mazerl.eval.dashboard import tb_tag
+from mazerl.eval.evaluate import EvalSet, build_sets, evaluate_set, scalars
 from mazerl.eval.routes import eval_route_metrics
+
+
+def cached_sets(maze_cfg, eval_cfg, cache_dir: Path, log=print) -> list[EvalSet]:
+    """`build_sets`, stored once per maze config, evaluation sets and seed under `cache_dir`
+    (`sets_<hash>.pkl`), so the jobs of a sweep build them once: 1,536 5x5-cell braid mazes
+    take minutes (rare_routes), 2,048 perfect ones about a second. Parallel jobs wait on a
+    file lock. Runs that read layout files build their sets directly (a file can change)."""
+    if maze_cfg.get("layout") or any(s.get("layout") for s in eval_cfg.sets):
+        return build_sets(maze_cfg, eval_cfg, log)
+    key = config_hash(to_container(maze_cfg), to_container(eval_cfg.sets), eval_cfg.seed)
+    path = Path(cache_dir) / f"sets_{key}.pkl"
+    with locked(path.with_suffix(".lock"), log):
+        if path.exists():
+            try:
+                return pickle.loads(path.read_bytes())
+            except (OSError, EOFError, pickle.UnpicklingError, AttributeError):
+                pass  # unreadable: built again and replaced
+        sets = build_sets(maze_cfg, eval_cfg, log)
+        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+        tmp.write_bytes(pickle.dumps(sets))
+        os.replace(tmp, path)
+    return sets
 
 
 def evaluate_all(
@@ -34,6 +60,7 @@ def evaluate_all(
             batch_rollouts=e.batch_rollouts,
             device=device,
             images=e.images,
+            sampled_mazes=e.sampled_mazes,
         )
     policy.train()
     if save_dir is not None:
@@ -45,11 +72,19 @@ def strip_images(results: dict) -> dict:
     return {s: {k: v for k, v in m.items() if k != "images"} for s, m in results.items()}
 
 
+def base_lines(base_metrics: dict) -> list[str]:
+    """The base model's pass@1 and pass@(largest k): repeated at every evaluation step."""
+    ks = sorted(int(k[5:]) for k in scalars(base_metrics) if re.fullmatch(r"pass@\d+", k))
+    return [f"pass@{k}" for k in sorted({ks[0], ks[-1]})] if ks else []
+
+
 def log_eval(
     writer: SummaryWriter, results: dict, base: dict, step: int, images: int
 ) -> dict[str, float]:
-    """Write `eval/<set>/<metric>` and `eval/<set>/delta_<metric>_vs_base` scalars and the
-    sampled-path images; returns the scalars."""
+    """Write the `eval/<set>/<metric>` and `eval/<set>/delta_<metric>_vs_base` scalars under
+    their TensorBoard tags (`dashboard.tb_tag`), the base model's `base_lines` as
+    `eval_base/<set>/pass@k` reference lines, and the behaviour images; returns the scalars
+    under their metric keys."""
     flat = {}
     for name, metrics in results.items():
         for k, v in scalars(metrics).items():
@@ -57,6 +92,8 @@ def log_eval(
             is_pass = k.startswith(("pass@", "exact_pass@")) and not k.endswith("_se")
             if is_pass and k in base.get(name, {}):
                 flat[f"eval/{name}/delta_{k}_vs_base"] = v - base[name][k]
+        for k in base_lines(base.get(name, {})):
+            writer.add_scalar(f"eval_base/{name}/{k}", base[name][k], step)
         if "per_maze" in metrics and "per_maze" in base.get(name, {}):
             now, then = metrics["per_maze"], base[name]["per_maze"]
             split = difficulty_split(now, then)
@@ -72,7 +109,7 @@ def log_eval(
         for j, img in enumerate(metrics.get("images", [])[:images]):
             writer.add_image(f"images/{name}/{j}", img, step, dataformats="HWC")
     for k, v in flat.items():
-        writer.add_scalar(k, v, step)
+        writer.add_scalar(tb_tag(k), v, step)
     return flat
 
 
@@ -90,7 +127,7 @@ class BaseEvaluation:
     def load_or_run(cls, base_dir: Path, policy, sets, cfg, device, log) -> "BaseEvaluation":
         key = config_hash(to_container(cfg.eval), to_container(cfg.maze))
         path = Path(base_dir) / f"eval_{key}.json"
-        with locked(path.parent / f".{path.stem}.lock"):
+        with locked(path.parent / f".{path.stem}.lock", log):
             if path.exists():
                 return cls(json.loads(path.read_text()))
             log(f"base model: evaluating ({', '.join(s.name for s in sets)}, n={cfg.eval.n})")

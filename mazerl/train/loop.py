@@ -8,9 +8,7 @@ Outputs (in the run dir `out`): `tb/` TensorBoard events, `checkpoints/`, `eval/
 """
 
 import copy
-import json
 import signal
-import sys
 import time
 from pathlib import Path
 
@@ -24,14 +22,22 @@ from mazerl.core.device import select_device, setup
 from mazerl.core.errors import UserError
 from mazerl.core.files import write_json_atomic
 from mazerl.envs.spec import maze_spec
-from mazerl.eval.evaluate import build_sets, excluded_keys
+from mazerl.eval.dashboard import headline_ks, hparams_metrics, train_layout, write_hparams
+from mazerl.eval.evaluate import excluded_keys
 from mazerl.eval.routes import route_tracking
-from mazerl.eval.runner import BaseEvaluation, evaluate_all, log_eval
+from mazerl.eval.runner import BaseEvaluation, cached_sets, evaluate_all, log_eval
 from mazerl.train.collect import TrainingMazes, collect, rollout_metrics
-from mazerl.train.progress import Progress, StopSignal, progress_mode
-from mazerl.train.run_state import RunState
+from mazerl.train.progress import (
+    Progress,
+    StopSignal,
+    config_summary,
+    final_summary,
+    logger,
+    progress_mode,
+)
+from mazerl.train.run_state import RunState, finite, read_metrics
 from mazerl.train.schedule import iterations_for, lr_factor
-from mazerl.train.sft import obtain_base
+from mazerl.train.sft import cache_root, obtain_base
 from mazerl.train.update import update
 
 
@@ -43,19 +49,24 @@ def train(cfg: DictConfig, out: Path) -> dict:
     """The whole run in the folder `out`; returns the final metrics (also in `metrics.json`)."""
     job_start = time.time()
     if (out / "metrics.json").exists():  # a finished job of a re-launched sweep
-        print(f"{out}: already finished (metrics.json exists); skipping")
-        return json.loads((out / "metrics.json").read_text())["final"]
+        finished, problem = read_metrics(out / "metrics.json")
+        if finished is not None:
+            logger.info(f"{out}: already finished (metrics.json exists); skipping")
+            return finished["final"]
+        logger.warning(f"{out}: {problem}; treating the run as unfinished and resuming it")
     device = select_device(cfg.device)
     threads = setup(cfg.seed, cfg.threads, device)
     algo, focal = AlgoConfig(**cfg.algo), FocalConfig(**cfg.focal)
     progress = Progress(progress_mode(cfg.logger), cfg.train.log_every)
+    progress.log(config_summary(cfg, out, device, threads))
 
     # ---- evaluation sets, the base policy (SFT, cached) and its evaluation
-    sets = build_sets(cfg.maze, cfg.eval)
-    excluded = excluded_keys(sets)
+    sets = cached_sets(cfg.maze, cfg.eval, cache_root(cfg.base) / "eval_sets", progress.log)
+    excluded, names = excluded_keys(sets), [s.name for s in sets]
+    spec, pool_size = maze_spec(cfg.maze), cfg.maze.pool_size
+    training_mazes = TrainingMazes(spec, pool_size, excluded, cfg.seed, progress.log)
     base_policy, base_dir = obtain_base(cfg, excluded, device, progress.log)
     base_eval = BaseEvaluation.load_or_run(base_dir, base_policy, sets, cfg, device, progress.log)
-    training_mazes = TrainingMazes(maze_spec(cfg.maze), cfg.maze.pool_size, excluded, cfg.seed)
 
     # ---- the trained policy, its optimizer and schedule; resume from the run dir
     policy = copy.deepcopy(base_policy).train()
@@ -77,7 +88,7 @@ def train(cfg: DictConfig, out: Path) -> dict:
         optimizer=optimizer,
         scheduler=scheduler,
     )
-    resumed = state.resume(device) if t.resume else None
+    resumed = state.resume(device, progress.warn) if t.resume else None
     if resumed is not None:
         progress.log(f"resuming from {resumed} at iteration {state.iteration}")
     start = state.iteration
@@ -88,6 +99,7 @@ def train(cfg: DictConfig, out: Path) -> dict:
     )
     if start == 0:
         writer.add_text("config", f"```yaml\n{OmegaConf.to_yaml(cfg, resolve=True)}\n```")
+        writer.add_custom_scalars(train_layout(names, cfg.eval.n, cfg.maze.routes > 1))
         log_eval(writer, base_eval.results, base_eval.results, 0, cfg.eval.images)
 
     stop, bad_in_row, train_scalars = StopSignal(), 0, {}
@@ -140,12 +152,19 @@ def train(cfg: DictConfig, out: Path) -> dict:
                     f"(iteration {step}); stopping. Last good checkpoint: "
                     f"{state.ckpts.latest() or 'none'}"
                 )
+            if not finite(policy.state_dict()):  # a finite step can still overflow
+                raise TrainingError(
+                    f"the parameters became non-finite at iteration {step} (lower train.lr?); "
+                    f"stopping. Last good checkpoint: {state.ckpts.latest() or 'none'}"
+                )
 
             # ---- evaluate, checkpoint
             last = step == total
             if not last and t.eval_every and step % t.eval_every == 0:
                 t0 = time.time()
-                results = evaluate_all(policy, sets, cfg, device, cfg.eval.n_during, step)
+                results = evaluate_all(
+                    policy, sets, cfg, device, cfg.eval.n_during, step, save_dir=out / "eval"
+                )
                 flat = log_eval(writer, results, base_eval.results, step, cfg.eval.images)
                 eval_pass1 = flat.get(f"eval/{sets[0].name}/pass@1", eval_pass1)
                 writer.add_scalar("time/eval_s", time.time() - t0, step)
@@ -161,10 +180,9 @@ def train(cfg: DictConfig, out: Path) -> dict:
             )
             if stop.signum is not None:
                 writer.flush()
-                print(
+                logger.warning(
                     f"stopped by {signal.Signals(stop.signum).name} after iteration "
-                    f"{step}/{total}; checkpoint {path}; run the same command again to resume",
-                    file=sys.stderr,
+                    f"{step}/{total}; checkpoint {path}; run the same command again to resume"
                 )
                 raise SystemExit(128 + stop.signum)
     finally:
@@ -188,8 +206,7 @@ def train(cfg: DictConfig, out: Path) -> dict:
         "lr": t.lr,
         "num_prompts": t.num_prompts,
     }
-    headline = {f"final/{k}": v for k, v in final.items() if "_se" not in k}
-    writer.add_hparams(hparams, headline, run_name=".")
+    write_hparams(writer, hparams, hparams_metrics(names, cfg.eval.n, cfg.eval.exact_ks))
     writer.close()
     metrics = {
         "final": final,
@@ -202,10 +219,6 @@ def train(cfg: DictConfig, out: Path) -> dict:
         "hparams": hparams,
     }
     write_json_atomic(metrics, out / "metrics.json")
-    print(
-        f"done in {time.time() - job_start:.0f}s (training {state.elapsed():.0f}s): "
-        + ", ".join(
-            f"{k} {v:.3f}" for k, v in final.items() if k.endswith(("/pass@1", "/pass@256"))
-        )
-    )
+    logger.info(f"done in {time.time() - job_start:.0f}s (training {state.elapsed():.0f}s)")
+    logger.info(final_summary(final, metrics["base"], headline_ks(cfg.eval.n)))
     return final

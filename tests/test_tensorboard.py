@@ -1,0 +1,185 @@
+"""What TensorBoard shows of a real run, read back with TensorBoard's own loaders: the
+custom-scalars layout (headline first), the headline tags, HParams, behaviour images."""
+
+import io
+import json
+import re
+
+import numpy as np
+import pytest
+from conftest import FAST, metrics, run_app, scalars
+from matplotlib.image import imread
+from tensorboard import context
+from tensorboard.backend.event_processing import data_provider, plugin_event_multiplexer
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from tensorboard.plugins import base_plugin
+from tensorboard.plugins.custom_scalar.custom_scalars_plugin import CustomScalarsPlugin
+from tensorboard.plugins.hparams import metadata as hparams_metadata
+
+from mazerl.envs.maze import Maze
+from mazerl.envs.render import END_MARKS, render_behaviour, visit_fraction
+from mazerl.eval.dashboard import headline_ks, tb_tag, train_layout
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """One smoke run (3x3 mazes, 10 iterations, eval every 5, n = 32, 2 images per set) with a
+    cache of its own: it evaluates the base model itself, so its pictures exist at step 0."""
+    run_dir = tmp_path_factory.mktemp("tb") / "run"
+    out = run_app(
+        "mazerl.apps.train",
+        *FAST,
+        f"hydra.run.dir={run_dir}",
+        f"base.cache_dir={run_dir.parent / 'cache'}",
+        cwd=run_dir.parent,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    return run_dir, out.stdout
+
+
+def read_layout(tb_dir) -> dict:
+    """The merged layout as the Custom Scalars tab loads it."""
+    mux = plugin_event_multiplexer.EventMultiplexer()
+    mux.AddRunsFromDirectory(str(tb_dir))
+    mux.Reload()
+    ctx = base_plugin.TBContext(
+        logdir=str(tb_dir),
+        multiplexer=mux,
+        data_provider=data_provider.MultiplexerDataProvider(mux, str(tb_dir)),
+    )
+    return json.loads(CustomScalarsPlugin(ctx).layout_impl(context.RequestContext(), ""))
+
+
+def test_layout_puts_the_headline_first_and_every_headline_chart_has_data(run):
+    run_dir, _ = run
+    layout = read_layout(run_dir / "tb")
+    titles = [c["title"] for c in layout["category"]]
+    assert titles[0] == "headline"
+    tags = set(scalars(run_dir))
+    headline = {c["title"]: c["multiline"]["tag"] for c in layout["category"][0]["chart"]}
+    pass_k = headline["id: pass@k, k = 1, 8, 32 (sampled and exact)"]
+    shown = {t for t in tags if any(re.search(p, t) for p in pass_k)}
+    assert shown == {f"eval/id/{e}pass@{k}" for e in ("", "exact_") for k in (1, 8, 32)}
+    vs_base = headline["ood_dfs: pass@1 and pass@32 against the base model"]
+    shown = {t for t in tags if any(re.search(p, t) for p in vs_base)}
+    assert shown == {"eval/ood_dfs/pass@1", "eval/ood_dfs/pass@32"} | {
+        "eval_base/ood_dfs/pass@1",
+        "eval_base/ood_dfs/pass@32",
+    }
+    for title, patterns in headline.items():  # no empty chart in the headline
+        assert any(re.search(p, t) for p in patterns for t in tags), title
+
+
+def test_sections_base_lines_and_no_single_point_final_charts(run):
+    run_dir, _ = run
+    tags, m = scalars(run_dir), metrics(run_dir)
+    assert not [t for t in tags if t.startswith("final/")]
+    assert not [t for t in tags if t.startswith("eval/") and ("_se" in t or "delta_" in t)]
+    # the differences and standard errors sit in their own sections, same numbers
+    delta = tags["eval_vs_base/id/delta_pass@1"]
+    assert [s for s, _ in delta] == [0, 5, 10]
+    assert delta[-1][1] == pytest.approx(m["final"]["eval/id/delta_pass@1_vs_base"])
+    assert tags["eval_se/id/pass@32_se"][-1][1] == pytest.approx(m["final"]["eval/id/pass@32_se"])
+    # the base model's pass@1 is a flat reference line at every evaluation
+    base_line = tags["eval_base/id/pass@1"]
+    assert [s for s, _ in base_line] == [0, 5, 10]
+    assert [v for _, v in base_line] == [pytest.approx(m["base"]["eval/id/pass@1"])] * 3
+
+
+def test_hparams_tab_reads_the_last_value_of_logged_tags(run):
+    run_dir, _ = run
+    acc = EventAccumulator(str(run_dir / "tb"))
+    acc.Reload()
+    content = acc.PluginTagToContent(hparams_metadata.PLUGIN_NAME)
+    experiment = hparams_metadata.parse_experiment_plugin_data(
+        content[hparams_metadata.EXPERIMENT_TAG]
+    )
+    start = hparams_metadata.parse_session_start_info_plugin_data(
+        content[hparams_metadata.SESSION_START_INFO_TAG]
+    )
+    assert start.hparams["algo"].string_value == "grpo"
+    assert start.hparams["gamma"].number_value == 0.5
+    assert start.hparams["group_size"].number_value == 8
+    metric_tags = [mi.name.tag for mi in experiment.metric_infos]
+    assert "eval/id/pass@32" in metric_tags and "train/reward_mean" in metric_tags
+    tags, final = scalars(run_dir), metrics(run_dir)["final"]
+    for tag in metric_tags:  # every metric is a logged scalar whose last value is final
+        assert tag in tags, tag
+        if tag in final:
+            assert tags[tag][-1] == (10, pytest.approx(final[tag]))
+
+
+def test_behaviour_images_are_large_and_logged_at_every_evaluation(run):
+    run_dir, _ = run
+    acc = EventAccumulator(str(run_dir / "tb"), size_guidance={"images": 0})
+    acc.Reload()
+    images = acc.Tags()["images"]
+    assert sorted(images) == sorted(f"images/{s}/{j}" for s in ("id", "ood_large", "ood_dfs")
+                                    for j in (0, 1))  # fmt: skip
+    events = acc.Images("images/id/0")
+    assert [e.step for e in events] == [0, 5, 10]
+    picture = imread(io.BytesIO(events[-1].encoded_image_string), format="png")
+    assert max(picture.shape[:2]) >= 256
+
+
+def test_train_log_holds_what_the_console_showed(run):
+    run_dir, stdout = run
+    log = (run_dir / "train.log").read_text()
+    for line in stdout.splitlines():
+        assert line in log, line
+    assert re.search(r"run .*: grpo, focal gamma 0.5, 16 mazes x 8 rollouts", log)
+    assert "base model:" in log and "iteration 10/10" in log
+    final = metrics(run_dir)["final"]["eval/id/pass@1"]
+    assert f"-> {final:.3f}" in log.split("final pass@k")[1]
+
+
+def corridor() -> Maze:
+    """#####
+    #S.G#
+    #####   start (1, 1), goal (1, 3)"""
+    grid = np.ones((3, 5), dtype=np.int8)
+    grid[1, 1:4] = 0
+    return Maze(grid, (1, 1), (1, 3), routes=((3, 3),), name="corridor")
+
+
+def test_visit_fraction_counts_samples_not_steps():
+    maze = corridor()
+    right, left = 3, 2
+    # to the goal; into the wall at once; right then back (a revisit): the start cell counts
+    # once per sample, the middle cell is visited by 2 of 3 samples (twice by the third)
+    visits = visit_fraction(maze, [(right, right), (left,), (right, left)])
+    assert visits[1, 1] == 1.0
+    assert visits[1, 2] == pytest.approx(2 / 3)
+    assert visits[1, 3] == pytest.approx(1 / 3)
+    assert visits[0].sum() == 0
+
+
+def test_render_behaviour_title_and_size():
+    maze = corridor()
+    picture = render_behaviour(
+        maze, [(3, 3), (2,), (3, 2), (4,)], ["goal", "wall", "revisit", "stop"]
+    )
+    assert picture.dtype == np.uint8 and max(picture.shape[:2]) >= 256
+    assert set(END_MARKS) == {"goal", "wall", "revisit", "stop", "move"}
+
+
+def test_tb_tag_sections():
+    assert tb_tag("eval/id/pass@1") == "eval/id/pass@1"
+    assert tb_tag("eval/id/pass@8_se") == "eval_se/id/pass@8_se"
+    assert tb_tag("eval/ood_dfs/delta_exact_pass@64_vs_base") == (
+        "eval_vs_base/ood_dfs/delta_exact_pass@64"
+    )
+    assert tb_tag("train/reward_mean") == "train/reward_mean"
+    assert headline_ks(256) == [1, 8, 64, 256] and headline_ks(32) == [1, 8, 32]
+    assert next(iter(train_layout(["id"], 256))) == "headline"
+    assert "routes and tail misses" in train_layout(["id"], 256, routes=True)
+
+
+def test_maze_show_png(tmp_path):
+    out = run_app("mazerl.apps.maze", "show", "--layout", "spiral", "--png", "s.png", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert max(imread(tmp_path / "s.png").shape[:2]) >= 256
+    out = run_app("mazerl.apps.maze", "show", "--png", "no/such/dir/s.png", cwd=tmp_path)
+    assert (
+        out.returncode == 2 and out.stderr.startswith("error: ") and "Traceback" not in out.stderr
+    )
