@@ -110,3 +110,62 @@ def test_training_mazes_never_equal_evaluation_mazes():
     held_out = {m.key for m in sample_mazes(spec, 2, set(), 99)}
     drawn = {m.key for m in sample_mazes(spec, 200, held_out, 7)}
     assert drawn == every - held_out  # the others are drawn, the held-out ones never
+
+
+def test_exact_metrics_cover_every_maze_and_sampling_the_first_ones(mazes):
+    q = 0.8
+    policy = NoisyFollower(mazes, q=q)
+    kw = dict(
+        n=16,
+        ks=[1, 16],
+        exact_ks=[1, 2048],
+        temperature=1.0,
+        allow_revisits=False,
+        batch_rollouts=4096,
+        device="cpu",
+    )
+    part = evaluate_set(
+        policy, EvalSet("known", mazes), **kw, generator=torch.Generator().manual_seed(0),
+        sampled_mazes=10,
+    )  # fmt: skip
+    alone = evaluate_set(
+        policy, EvalSet("first", mazes[:10]), **kw, generator=torch.Generator().manual_seed(0)
+    )
+    p = q ** np.array([m.shortest_path_length for m in mazes], dtype=float)
+    np.testing.assert_allclose(part["per_maze"]["exact_p"], p, rtol=1e-5)
+    for k in (1, 2048):  # mean and standard error over all 120 mazes, by hand
+        per = 1 - (1 - p) ** k
+        assert part[f"exact_pass@{k}"] == pytest.approx(per.mean(), abs=1e-6)
+        assert part[f"exact_pass@{k}_se"] == pytest.approx(per.std(ddof=1) / np.sqrt(120), rel=1e-4)
+    # the sampled metrics are those of the first 10 mazes alone, same stream, same samples
+    assert part["per_maze"]["successes"] == alone["per_maze"]["successes"]
+    assert len(part["per_maze"]["successes"]) == 10
+    assert part["pass@16"] == alone["pass@16"] and part["coverage"] == alone["coverage"]
+    assert part["per_maze"]["mazes_hash"] != alone["per_maze"]["mazes_hash"]
+
+
+def test_evaluation_sets_are_built_once_per_config(tmp_path):
+    from hydra import compose, initialize_config_dir
+
+    from mazerl.apps.schema import register_configs
+    from mazerl.core.config import CONF_DIR
+    from mazerl.eval.evaluate import build_sets
+    from mazerl.eval.runner import cached_sets
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=["experiment=smoke"])
+        other = compose(config_name="config", overrides=["experiment=smoke", "eval.seed=7"])
+    first = cached_sets(cfg.maze, cfg.eval, tmp_path)
+    (stored,) = tmp_path.glob("sets_*.pkl")
+    again = cached_sets(cfg.maze, cfg.eval, tmp_path)  # read back, not rebuilt
+    built = build_sets(cfg.maze, cfg.eval)
+    for sets in (first, again):
+        assert [[m.key for m in s.mazes] for s in sets] == [[m.key for m in s.mazes] for s in built]
+    cached_sets(other.maze, other.eval, tmp_path)  # another seed: another file
+    assert len(list(tmp_path.glob("sets_*.pkl"))) == 2
+    stored.write_bytes(b"half a pickle")  # unreadable: rebuilt and replaced
+    assert [m.key for m in cached_sets(cfg.maze, cfg.eval, tmp_path)[0].mazes] == [
+        m.key for m in built[0].mazes
+    ]
+    assert stored.stat().st_size > 1000

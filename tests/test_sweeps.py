@@ -114,7 +114,7 @@ def test_summary_numbers_by_hand(tmp_path):
     )
     assert "7 runs, 5 finished" in table
     assert "- g1_s0: unfinished (last checkpoint ckpt_0000002.pt)" in table
-    assert "- g1_s1: unreadable metrics.json (JSONDecodeError)" in table
+    assert "- g1_s1: unreadable metrics.json (JSONDecodeError: " in table
     rows = (sweep / "summary.csv").read_text().splitlines()
     assert rows[0].startswith("group,n_seeds,eval/id/pass@1,eval/id/pass@1_se")
     first = rows[1].split(",")
@@ -148,3 +148,22 @@ def test_presets_declare_their_sweeps():
     for name, params in expected.items():
         cfg = yaml.safe_load(Path(f"{CONF_DIR}/experiment/{name}.yaml").read_text())
         assert {k: str(v) for k, v in cfg["hydra"]["sweeper"]["params"].items()} == params
+
+
+def test_study_presets_evaluate_exactly_on_many_mazes_and_the_default_stays_small():
+    from hydra import compose, initialize_config_dir
+
+    from mazerl.apps.schema import register_configs
+    from mazerl.core.config import CONF_DIR
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        default = compose(config_name="config")
+        for name in ("maze_group_sweep", "maze_transfer", "rare_routes"):
+            cfg = compose(config_name="config", overrides=[f"experiment={name}"])
+            assert cfg.train.iterations == 3000 and cfg.train.eval_every == 250, name
+            sizes = {s.name: s.num_mazes for s in cfg.eval.sets}
+            assert sizes["id"] == 1024 and all(v == 512 for k, v in sizes.items() if k != "id")
+            assert cfg.eval.sampled_mazes == 64 and 2048 in cfg.eval.exact_ks, name
+    assert [s.num_mazes for s in default.eval.sets] == [64, 64, 64]
+    assert default.eval.sampled_mazes is None and default.train.iterations == 300

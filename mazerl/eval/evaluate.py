@@ -4,26 +4,30 @@ Sets are fixed by `eval.seed` (the same mazes for every run of a sweep) and keye
 so any maze can be regenerated alone. Training mazes never equal an evaluation maze: the
 trainer rejects any whose `Maze.key` is in `EvalSets.keys`.
 
-For every set: sampled pass@k (unbiased, with standard error), exact pass@k from the
-policy's exact success probability (one teacher-forced pass over each maze's routes),
-success rate, coverage and per-maze success rates.
+For every set: exact pass@k from the policy's exact success probability of every maze (one
+teacher-forced pass over each maze's routes, cheap enough for thousands of mazes), with its
+standard error across mazes; and, on the first `sampled_mazes` mazes of the set, sampled
+pass@k (unbiased, with standard error), success rate and coverage as a cross-check. Per-maze
+values (success counts, exact probabilities, route masses) are returned for `eval/*.json`.
 """
 
+import hashlib
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+from mazerl.core.errors import ConfigError
 from mazerl.core.streams import STREAM_EVAL
-from mazerl.envs.maze import Maze, replay
-from mazerl.envs.render import render_rgb
-from mazerl.envs.spec import MazeSpec, maze_spec
+from mazerl.envs.maze import EVENTS, Maze
+from mazerl.envs.render import render_behaviour
+from mazerl.envs.spec import MazeSpec, eval_set_spec
 from mazerl.eval.passk import default_ks, exact_pass_at_k, pass_at_k, standard_error
 from mazerl.policy.base import SequencePolicy
 from mazerl.policy.tokens import encode
-from mazerl.rollout import action_logp, generate
+from mazerl.rollout import action_logp, generate, teacher_forced
 
 
 @dataclass
@@ -36,21 +40,38 @@ def _set_maze(spec: MazeSpec, seed: int, name: str, i: int) -> Maze:
     return spec.sample(np.random.default_rng([seed, STREAM_EVAL, zlib.crc32(name.encode()), i]))
 
 
-def build_sets(maze_cfg, eval_cfg) -> list[EvalSet]:
-    """The configured evaluation sets: maze i of set S is drawn from
-    `default_rng([eval.seed, STREAM_EVAL, crc32(S), i])`, independent of the run seed."""
-    sets = []
+def build_sets(maze_cfg, eval_cfg, log: Callable[[str], None] = print) -> list[EvalSet]:
+    """The configured evaluation sets. A set with a `layout` is every maze of that collection.
+    Otherwise maze i of set S is drawn from `default_rng([eval.seed, STREAM_EVAL, crc32(S), i])`,
+    independent of the run seed, like the training mazes (`maze_spec`); in a layout run a set
+    without variants (size_delta, generator, start_goal) is the training collection itself,
+    and sets with variants are skipped, with a note, when no generator makes its grid."""
+    sets, skipped = [], []
     for s in eval_cfg.sets:
-        spec = maze_spec(maze_cfg, s.size_delta, s.generator, s.start_goal)
-        mazes = [_set_maze(spec, eval_cfg.seed, s.name, i) for i in range(s.num_mazes)]
-        sets.append(EvalSet(s.name, mazes))
+        spec = eval_set_spec(maze_cfg, s)
+        if spec is None:
+            skipped.append(s.name)
+        elif spec.collection is not None:
+            sets.append(EvalSet(s.name, list(spec.collection)))
+        else:
+            mazes = [_set_maze(spec, eval_cfg.seed, s.name, i) for i in range(s.num_mazes)]
+            sets.append(EvalSet(s.name, mazes))
+    if skipped:
+        log(
+            f"note: evaluation set(s) {', '.join(skipped)} skipped: they vary the training "
+            f"generator (size_delta, generator, start_goal), and no generator makes the grid of "
+            f"maze.layout={maze_cfg.layout}; give them a layout to keep them"
+        )
+    if not sets:
+        raise ConfigError("eval.sets: no evaluation set left; add one, e.g. {name: id}")
     return sets
 
 
 def excluded_keys(sets: Sequence[EvalSet]) -> set[bytes]:
     """Keys training must avoid: every evaluation maze. Training mazes come from their own
     stream and skip these, so the evaluation size changes training only where a training
-    maze would have equalled an evaluation maze (possible on tiny mazes only)."""
+    maze would have equalled an evaluation maze (possible on tiny mazes only). A layout
+    training pool is used whole, shared mazes included (`TrainingMazes` says so)."""
     return {m.key for s in sets for m in s.mazes}
 
 
@@ -62,50 +83,61 @@ def route_logprobs(
     (teacher forcing: the sum of the route's token log-probs); -inf where a maze has fewer
     than R routes. The episode ends on reaching the goal, so a route needs no DONE token."""
     r = max(len(m.routes) for m in mazes)
-    length = max(len(route) for m in mazes for route in m.routes)
-    actions = torch.zeros(len(mazes) * r, length, dtype=torch.long)
-    positions = torch.zeros(len(mazes) * r, length, 2, dtype=torch.long)
-    mask = torch.zeros(len(mazes) * r, length)
-    valid = torch.zeros(len(mazes), r, dtype=torch.bool)
-    for i, m in enumerate(mazes):
-        for j in range(r):
-            route = m.routes[min(j, len(m.routes) - 1)]
-            cells = replay(m.grid, m.start, route)
-            row = i * r + j
-            actions[row, : len(route)] = torch.tensor(route)
-            positions[row, : len(route)] = torch.tensor(cells[:-1])
-            positions[row, len(route) :] = torch.tensor(cells[-1])
-            mask[row, : len(route)] = 1
-            valid[i, j] = j < len(m.routes)
+    # row i * r + j: route j of maze i (a maze with fewer routes repeats its last, masked out)
+    rows = [m.routes[min(j, len(m.routes) - 1)] for m in mazes for j in range(r)]
+    actions, positions, mask = teacher_forced(mazes, rows, r)
+    valid = torch.tensor([[j < len(m.routes) for j in range(r)] for m in mazes])
     logits = policy(encode(mazes, device), r, actions.to(device), positions.to(device))
     token = action_logp(logits, actions.to(device), temperature).cpu() * mask
     seq = token.sum(-1).reshape(len(mazes), r)
     return seq.masked_fill(~valid, float("-inf"))
 
 
-def evaluate_set(
+EXACT_CHUNK = 256  # mazes per teacher-forced pass (their routes side by side)
+
+
+def exact_route_masses(
+    policy: SequencePolicy, mazes: Sequence[Maze], temperature: float, device
+) -> tuple[np.ndarray, np.ndarray]:
+    """`[M, R]` float64 exact probability of each maze's routes (0 where a maze has fewer
+    than R routes) and the `[M, R]` bool mask of real routes, in chunks of EXACT_CHUNK."""
+    r = max(len(m.routes) for m in mazes)
+    parts = []
+    for lo in range(0, len(mazes), EXACT_CHUNK):
+        logp = route_logprobs(policy, mazes[lo : lo + EXACT_CHUNK], temperature, device)
+        parts.append(torch.nn.functional.pad(logp, (0, r - logp.shape[1]), value=-torch.inf))
+    logp = torch.cat(parts)
+    return logp.exp().double().numpy(), torch.isfinite(logp).numpy()
+
+
+def mazes_hash(mazes: Sequence[Maze]) -> str:
+    """16 hex digits naming an ordered list of mazes: runs whose evaluations carry the same
+    hash were evaluated on the same mazes and can be compared maze by maze."""
+    h = hashlib.sha256()
+    for m in mazes:
+        h.update(hashlib.sha256(m.key).digest())
+    return h.hexdigest()[:16]
+
+
+def sampled_counts(
     policy: SequencePolicy,
-    eval_set: EvalSet,
+    mazes: Sequence[Maze],
     *,
     n: int,
-    ks: Sequence[int],
-    exact_ks: Sequence[int],
     temperature: float,
     allow_revisits: bool,
     generator: torch.Generator,
     batch_rollouts: int,
     device,
     images: int = 0,
-) -> dict:
-    """Metrics of one set: scalars under their TensorBoard names (without the `eval/<set>/`
-    prefix), plus `per_maze` success rates, exact probabilities and `images`."""
-    mazes = eval_set.mazes
+) -> tuple[np.ndarray, np.ndarray, list]:
+    """Sample n responses per maze: `[M]` success counts, `[M, R]` successes per route id,
+    and behaviour pictures of the first `images` mazes (`render_behaviour`: visit heat map
+    of the n samples, four of them drawn with their end events, the success rate)."""
     chunk = max(1, batch_rollouts // n)
     correct = np.zeros(len(mazes), dtype=np.int64)
-    n_routes = max(len(m.routes) for m in mazes)
-    route_counts = np.zeros((len(mazes), n_routes), dtype=np.int64)
+    route_counts = np.zeros((len(mazes), max(len(m.routes) for m in mazes)), dtype=np.int64)
     pictures = []
-    policy.eval()
     for lo in range(0, len(mazes), chunk):
         part = mazes[lo : lo + chunk]
         r = generate(
@@ -122,39 +154,74 @@ def evaluate_set(
         maze_idx = np.broadcast_to(np.arange(lo, lo + len(part))[:, None], ids.shape)
         np.add.at(route_counts, (maze_idx[ids >= 0], ids[ids >= 0]), 1)
         for i in range(max(0, min(images - lo, len(part)))):
-            paths = [
-                replay(
-                    part[i].grid,
-                    part[i].start,
-                    tuple(r.actions[i * n + j, : r.length[i * n + j]].tolist()),
-                )
-                for j in range(min(n, 8))
-            ]
-            pictures.append(render_rgb(part[i], paths))
-    ks = [k for k in (ks or default_ks(n)) if k <= n]
+            rows = range(i * n, (i + 1) * n)
+            samples = [r.actions[j, : r.length[j]].tolist() for j in rows]
+            events = [EVENTS[e] for e in r.event[i * n : (i + 1) * n].tolist()]
+            name = f"{part[i].name} #{lo + i}"
+            pictures.append(render_behaviour(part[i], samples, events, name))
+    return correct, route_counts, pictures
+
+
+def evaluate_set(
+    policy: SequencePolicy,
+    eval_set: EvalSet,
+    *,
+    n: int,
+    ks: Sequence[int],
+    exact_ks: Sequence[int],
+    temperature: float,
+    allow_revisits: bool,
+    generator: torch.Generator,
+    batch_rollouts: int,
+    device,
+    images: int = 0,
+    sampled_mazes: int | None = None,
+) -> dict:
+    """Metrics of one set: scalars under their TensorBoard names (without the `eval/<set>/`
+    prefix), plus `per_maze` values and `images`.
+
+    Exact metrics (`exact_pass@k` and `_se` for k in `exact_ks`) cover every maze of the set;
+    sampled ones (`pass@k`, `success_rate`, `coverage`) the first `sampled_mazes` (None: all),
+    n samples each. `per_maze`: `successes` (those first mazes), `n`, `exact_p` (every maze;
+    None with `allow_revisits`, where many sequences succeed and no exact value exists),
+    `mazes_hash`, and for multi-route mazes `route_mass`, `route_valid`, `route_counts`."""
+    mazes = eval_set.mazes
+    sampled = mazes[: sampled_mazes or len(mazes)]
+    policy.eval()
+    correct, route_counts, pictures = sampled_counts(
+        policy,
+        sampled,
+        n=n,
+        temperature=temperature,
+        allow_revisits=allow_revisits,
+        generator=generator,
+        batch_rollouts=batch_rollouts,
+        device=device,
+        images=images,
+    )
     out: dict = {}
-    for k in ks:
-        per_maze = pass_at_k(np.full(len(mazes), n), correct, k)
+    for k in [k for k in (ks or default_ks(n)) if k <= n]:
+        per_maze = pass_at_k(np.full(len(sampled), n), correct, k)
         out[f"pass@{k}"] = float(per_maze.mean())
         out[f"pass@{k}_se"] = standard_error(per_maze)
     out["success_rate"] = float((correct / n).mean())
     out["coverage"] = float((correct > 0).mean())
-    out["per_maze"] = {"successes": correct.tolist(), "n": n, "exact_p": None}
-    if not allow_revisits:  # with revisits many sequences succeed: no exact value
-        chunks = range(0, len(mazes), 256)
-        logp = torch.cat(
-            [route_logprobs(policy, mazes[lo : lo + 256], temperature, device) for lo in chunks]
-        )
-        mass = logp.exp().double()
-        p_exact = mass.sum(-1).clamp(max=1.0).numpy()
+    per: dict = {"successes": correct.tolist(), "n": n, "exact_p": None}
+    per["mazes_hash"] = mazes_hash(mazes)
+    if not allow_revisits:
+        mass, valid = exact_route_masses(policy, mazes, temperature, device)
+        p_exact = mass.sum(-1).clip(max=1.0)
         for k in exact_ks:
-            out[f"exact_pass@{k}"] = float(exact_pass_at_k(p_exact, k).mean())
-        out["per_maze"]["exact_p"] = p_exact.tolist()
-        if n_routes > 1:
-            out["per_maze"]["route_mass"] = mass.numpy().tolist()
-            out["per_maze"]["route_valid"] = torch.isfinite(logp).numpy().tolist()
-    if n_routes > 1:
-        out["per_maze"]["route_counts"] = route_counts.tolist()
+            per_maze = exact_pass_at_k(p_exact, k)
+            out[f"exact_pass@{k}"] = float(per_maze.mean())
+            out[f"exact_pass@{k}_se"] = standard_error(per_maze)
+        per["exact_p"] = p_exact.tolist()
+        if mass.shape[1] > 1:
+            per["route_mass"] = mass.tolist()
+            per["route_valid"] = valid.tolist()
+    if route_counts.shape[1] > 1:
+        per["route_counts"] = route_counts.tolist()
+    out["per_maze"] = per
     out["images"] = pictures
     return out
 

@@ -1,7 +1,7 @@
 """Per-route metrics for mazes with several known routes (braid mazes, `maze.routes` > 1).
 
 Every route's probability under the policy is exact: the product of its token probabilities
-(`route_logprobs`, one teacher-forced pass). A route is *rare* when the base model gives it
+(`exact_route_masses`, teacher-forced passes). A route is *rare* when the base model gives it
 less than `rare_fraction` of the maze's success probability, and *forgotten* when its mass
 falls below `forget_fraction` of its base mass. The tail-miss event of the paper (Lemma 3.1)
 is measured per training group: mixed rewards and no sample on a rare route, next to the
@@ -12,18 +12,10 @@ import numpy as np
 import torch
 
 from mazerl.algos.tail_miss import tail_miss
-from mazerl.eval.evaluate import route_logprobs
+from mazerl.eval.evaluate import exact_route_masses
 
 RARE_FRACTION = 0.2
 FORGET_FRACTION = 0.1
-
-
-def route_masses(policy, mazes, temperature: float, device) -> np.ndarray:
-    """`[M, R]` exact probability of each route (0 for missing routes)."""
-    out = []
-    for lo in range(0, len(mazes), 256):
-        out.append(route_logprobs(policy, mazes[lo : lo + 256], temperature, device).exp())
-    return torch.cat(out).double().numpy()
 
 
 def rare_routes(base_mass: np.ndarray, valid: np.ndarray) -> np.ndarray:
@@ -81,9 +73,7 @@ def route_tracking(policy, base_policy, rollouts, temperature: float) -> dict[st
     and its closed form at the exact p and tau of the sampling policy; rare routes are those
     the base model gives less than RARE_FRACTION of the maze's success mass."""
     device = rollouts.actions.device
-    mass = route_masses(policy, rollouts.mazes, temperature, device)
-    base = route_masses(base_policy, rollouts.mazes, temperature, device)
-    width = mass.shape[1]
-    valid = np.array([[k < len(m.routes) for k in range(width)] for m in rollouts.mazes])
+    mass, valid = exact_route_masses(policy, rollouts.mazes, temperature, device)
+    base, _ = exact_route_masses(base_policy, rollouts.mazes, temperature, device)
     rare = rare_routes(base, valid)
     return tail_miss_stats(rollouts.rewards_by_group, rollouts.route, rare, mass)
