@@ -172,19 +172,24 @@ def test_categorical_sweep_is_summarized(tmp_path):
     assert (sweep / "final_vs_n.png").stat().st_size > 5000
 
 
-def test_paper_categorical_preset_is_the_papers_setting():
+def compose_preset(name: str):
     from hydra import compose, initialize_config_dir
 
     from mazerl.apps.categorical import CategoricalConfig  # noqa: F401 (registers the schema)
-    from mazerl.categorical.sim import masses
     from mazerl.core.config import CONF_DIR
 
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose(
+        return compose(
             config_name="categorical",
-            overrides=["experiment=paper_categorical"],
+            overrides=[f"experiment={name}"],
             return_hydra_config=True,
         )
+
+
+def test_paper_categorical_preset_is_the_papers_setting():
+    from mazerl.categorical.sim import masses
+
+    cfg = compose_preset("paper_categorical")
     s = cfg.sim
     assert (s.num_actions, s.num_correct, s.steps, s.lr, s.replicas) == (
         128000,
@@ -195,13 +200,105 @@ def test_paper_categorical_preset_is_the_papers_setting():
     )
     assert (s.anchor_logit, s.correct_logit, s.incorrect_logit) == (5.0, 3.0, 0.0)
     assert (s.reward_correct, s.reward_wrong) == (1.0, -1.0)
-    assert (cfg.algo.advantage, cfg.algo.loss, cfg.algo.loss_agg_mode) == (
+    # the reading that reproduces Fig. 2: Adam (no weight decay) on the ratio surrogate
+    assert (s.optimizer, cfg.algo.advantage, cfg.algo.loss, cfg.algo.loss_agg_mode) == (
+        "adam",
         "drgrpo",
-        "linear",
+        "clip",
         "token-mean",
     )
     params = cfg.hydra.sweeper.params
     assert params["sim.group_size"].split(",") == [str(2**k) for k in range(1, 18)]
     assert params["focal.gamma"] == "0,1"
+    assert "paper_figure" in cfg.hydra.callbacks
     p, _ = masses(SimConfig(**s))
     assert p == pytest.approx(0.6301, abs=1e-4)  # the paper's correct mass 0.63
+    # the literal reading is one preset away and differs only in the update
+    literal = compose_preset("paper_categorical_literal")
+    assert (literal.sim.optimizer, literal.algo.loss) == ("sgd", "linear")
+    same = {**cfg.sim, "optimizer": "sgd"} == dict(literal.sim)
+    assert same and {**cfg.algo, "loss": "linear"} == dict(literal.algo)
+
+
+@pytest.fixture
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def preset_run(name: str, **sim) -> dict:
+    """Simulate one cell of a preset's update with some `sim` settings changed."""
+    cfg = compose_preset(name)
+    algo = AlgoConfig(**cfg.algo)
+    gamma = sim.pop("gamma")
+    return simulate(SimConfig(**{**cfg.sim, **sim}), algo, FocalConfig(gamma, 1.0))["final"]
+
+
+def test_paper_reading_shows_the_three_regimes_of_fig2(one_thread):
+    """The shipped update on 1,000 actions (100 correct, logits 5/3/0, p = 0.70, one correct
+    answer's mass 0.0066) for 600 steps: regime I at N = 2 (Q_pos rises a little, M_ret stays
+    near 1), II at N = 32 (Q_pos near 1, M_ret collapses), III at N = 2,048 (both near 1,
+    every correct answer sampled about 14 times a step); gamma 1 keeps more M_ret in II."""
+    small = dict(num_actions=1000, num_correct=100, steps=600, log_every=600)
+    final = {
+        (n, g): {
+            k: np.mean(v)
+            for k, v in preset_run("paper_categorical", **small, group_size=n, gamma=g).items()
+        }
+        for n, g in ((2, 0.0), (32, 0.0), (32, 1.0), (2048, 0.0))
+    }
+    p = 0.7036  # initial Q_pos: (e^5 + 99 e^3) / (e^5 + 99 e^3 + 900)
+    assert final[2, 0.0]["m_ret"] > 0.9 and 0.73 < final[2, 0.0]["q_pos"] < 0.85
+    assert final[32, 0.0]["m_ret"] < 0.5 and final[32, 0.0]["q_pos"] > 0.95
+    assert final[2048, 0.0]["m_ret"] > 0.99 and final[2048, 0.0]["q_pos"] > 0.95
+    assert final[32, 1.0]["m_ret"] > final[32, 0.0]["m_ret"] + 0.2
+    assert all(f["q_pos"] > p for f in final.values())  # Q_pos rises for every N
+
+
+def test_literal_reading_does_not_move(one_thread):
+    """SGD at lr 1e-2 on pi(a) itself moves each logit by about lr x pi(a): at the paper's
+    128,000 actions 20 steps change Q_pos by under 1e-6; the shipped reading by over 1e-3."""
+    cells = dict(steps=20, log_every=20, group_size=256, gamma=0.0)
+    p = 0.630075
+    literal = np.mean(preset_run("paper_categorical_literal", **cells)["q_pos"])
+    shipped = np.mean(preset_run("paper_categorical", **cells)["q_pos"])
+    assert abs(literal - p) < 1e-6 and shipped - p > 1e-3
+
+
+def test_paper_sweep_writes_fig2_and_regimes_table(tmp_path):
+    sweep = tmp_path / "sweep"
+    out = run_app(
+        "mazerl.apps.categorical",
+        "-m",
+        "experiment=paper_categorical",
+        "sim.group_size=2,8,64",
+        "sim.steps=10",
+        "sim.replicas=2",
+        "sim.num_actions=50",
+        "sim.num_correct=5",
+        f"hydra.sweep.dir={sweep}",
+        "threads=1",
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    assert (sweep / "fig2.png").stat().st_size > 20_000
+    table = (sweep / "regimes.md").read_text()
+    assert "| N | Pr(B_tau) | Q_pos gamma 0 | M_ret gamma 0 (replica range) |" in table
+    assert table.count("\n| ") == 4  # header and N = 2, 8, 64
+    assert "Concentration zone (mean M_ret < 0.5), gamma 1:" in table
+    rows = (sweep / "regimes.csv").read_text().splitlines()
+    assert rows[0].startswith("N,gamma,tail_miss,q_pos,m_ret") and len(rows) == 7
+
+
+def test_concentration_zone_and_curve_group_sizes():
+    from mazerl.apps.categorical import curve_group_sizes, zone
+
+    m_ret = {2: 0.99, 8: 0.4, 16: 0.05, 32: 0.45, 64: 0.97}
+    cells = {(n, 0.0): {"final": {"m_ret": v}} for n, v in m_ret.items()}
+    cells[4, 1.0] = {"final": {"m_ret": 0.9}}
+    assert zone(cells, 0.0) == (8, 32)
+    assert zone(cells, 1.0) is None
+    assert curve_group_sizes([2**k for k in range(1, 18)]) == [2, 256, 8192, 131072]
+    assert curve_group_sizes([2, 4, 8, 16, 32, 64, 128]) == [2, 8, 32, 128]

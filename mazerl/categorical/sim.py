@@ -3,8 +3,11 @@ answers trained with group-based objectives, many independent replicas at once.
 
 Each step, every replica samples a group of N answers, gets rewards R_c (correct) or R_w,
 computes group advantages times the focal weight through the objective registry, and takes
-one SGD step on its logits. The "response" is one token, so the registered policy losses
-apply unchanged (`logp [R*N, 1]`).
+one optimizer step (`OPTIMIZERS`: plain SGD, or Adam without weight decay) on its logits.
+The "response" is one token, so the registered policy losses apply unchanged
+(`logp [R*N, 1]`): `linear` is the paper's surrogate as written, (1/N) sum_j A_j pi(a_j);
+`clip` at ratio 1 is the TRPO-style ratio form, whose gradient on logit i is
+(1/N) c_i A_i, c_i the count of answer i in the group (unsampled logits get none).
 
 Tracked per step (means over replicas): total correct mass Q_pos, retained positive mass
 M_ret = 1 - sum_correct max(0, pi_0 - pi_t) / sum_correct pi_0 (the paper's Eq. 26), the
@@ -22,22 +25,28 @@ from mazerl.algos import AlgoConfig, FocalConfig, group_advantages, policy_loss
 @dataclass
 class SimConfig:
     num_actions: int = 1000
-    num_correct: int = 50  # answers 0 .. num_correct-1 are correct
+    num_correct: int = 100  # answers 0 .. num_correct-1 are correct
     num_rare: int = 40  # the last num_rare correct answers start with rare_logit
-    anchor_logit: float = 4.0  # correct answer 0
-    correct_logit: float = 2.0  # the other common correct answers
-    rare_logit: float = -1.0
-    incorrect_logit: float = 0.0
+    anchor_logit: float = 3.0  # correct answer 0
+    correct_logit: float = 1.0  # the other common correct answers
+    rare_logit: float = -1.5
+    incorrect_logit: float = -1.0
     reward_correct: float = 1.0
     reward_wrong: float = 0.0
     group_size: int = 8  # N
     steps: int = 300
-    lr: float = 1.0e-2
-    optimizer: str = "sgd"  # sgd (plain gradient steps on the logits, as the paper) | adam
+    lr: float = 0.3
+    optimizer: str = "sgd"  # a name in OPTIMIZERS: sgd | adam
     replicas: int = 64  # independent seeds, simulated as one batch
     forget_fraction: float = 0.1
     log_every: int = 10
     seed: int = 0
+
+
+OPTIMIZERS = {
+    "sgd": torch.optim.SGD,  # z <- z - lr grad: the paper's "gradient ascent" read literally
+    "adam": torch.optim.Adam,  # no weight decay; per-logit steps of about lr (BroRL's AdamW)
+}
 
 
 def initial_logits(cfg: SimConfig) -> torch.Tensor:
@@ -66,7 +75,7 @@ def simulate(cfg: SimConfig, algo: AlgoConfig, focal: FocalConfig, log=None) -> 
     pi0 = torch.softmax(z.detach(), -1)
     correct = torch.arange(k) < c
     rare = correct & (torch.arange(k) >= c - cfg.num_rare)
-    opt = (torch.optim.Adam if cfg.optimizer == "adam" else torch.optim.SGD)([z], lr=cfg.lr)
+    opt = OPTIMIZERS[cfg.optimizer]([z], lr=cfg.lr)
     curves: dict[str, list[float]] = {}
     last: dict[str, torch.Tensor] = {}
     for step in range(cfg.steps + 1):
