@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint format clean
+.PHONY: demo test wheel-check lint format clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,20 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/pytest
+	$(MAKE) wheel-check
+
+# Build the wheel, install it into a fresh virtualenv and run the smoke preset from another
+# directory: the configs must ship inside the package.
+WHEEL_TMP := $(shell mktemp -u /tmp/mazerl-wheel-XXXXXX)
+wheel-check: $(STAMP)
+	$(BIN)/pip wheel --quiet --no-deps -w $(WHEEL_TMP)/dist .
+	$(PYTHON) -m venv $(WHEEL_TMP)/venv
+	$(WHEEL_TMP)/venv/bin/pip install --quiet torch==2.13.0
+	$(WHEEL_TMP)/venv/bin/pip install --quiet $(WHEEL_TMP)/dist/mazerl-*.whl
+	cd $(WHEEL_TMP) && venv/bin/mazerl-train experiment=smoke threads=1 logger.progress=off \
+		hydra.run.dir=run base.cache_dir=cache
+	test -f $(WHEEL_TMP)/run/metrics.json
+	rm -rf $(WHEEL_TMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check --fix .

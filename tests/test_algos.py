@@ -19,7 +19,7 @@ from mazerl.algos import (
     policy_loss,
     success_rate,
 )
-from mazerl.algos.losses import kl_k3
+from mazerl.algos.losses import kl_k3, log_ratio
 from mazerl.core.errors import ConfigError
 
 TOL = dict(atol=1e-6, rtol=0)
@@ -102,8 +102,12 @@ def test_focal_multiplies_every_member_and_carries_no_gradient():
     base, _ = group_advantages(rewards, algo, FocalConfig(gamma=0.0))
     torch.testing.assert_close(adv, 0.75 * base, **TOL)
     assert metrics["focal_weight_mean"].item() == pytest.approx(0.75)
-    g = focal_weight(success_rate(rewards), 1.0)
-    assert not g.requires_grad
+    # even from an input that carries a gradient, the weight does not
+    mu = t([[0.25], [0.5]]).requires_grad_()
+    for gamma in (0.0, 0.5, 1.0):
+        g = focal_weight(mu, gamma)
+        assert not g.requires_grad
+        torch.testing.assert_close(g, (1 - mu.detach()) ** gamma, **TOL)
 
 
 @settings(max_examples=200, deadline=None)
@@ -313,3 +317,24 @@ def test_group_metrics():
     assert m["frac_zero_adv_groups"].item() == 0.5
     assert m["frac_all_correct"].item() == 0.25 and m["frac_all_wrong"].item() == 0.25
     assert m["focal_weight_mean"].item() == pytest.approx((0.75 + 0.5) / 2)
+
+
+def test_log_ratio_is_clamped_at_20_in_every_loss():
+    logp = torch.tensor([[0.5, -100.0, 60.0]], dtype=torch.float64, requires_grad=True)
+    old = torch.zeros(1, 3, dtype=torch.float64)
+    lr = log_ratio(logp, old)
+    assert lr.tolist() == [[0.5, -20.0, 20.0]]
+    lr.sum().backward()
+    assert logp.grad.tolist() == [[1.0, 0.0, 0.0]]  # no gradient through the clamped tokens
+    for name in ("clip", "cispo"):
+        loss, _ = POLICY_LOSSES.get(name)(
+            logp=torch.tensor([[0.0, 95.0]]),
+            old_logp=torch.tensor([[0.0, 0.0]]),
+            advantages=torch.tensor([-1.0]),
+            mask=torch.ones(1, 2),
+            clip_low=0.2,
+            clip_high=100.0,
+            kl_beta=0.0,
+            agg="token-mean",
+        )
+        assert torch.isfinite(loss), name

@@ -4,14 +4,20 @@ import numpy as np
 import pytest
 import torch
 
-from mazerl.envs.maze import replay
 from mazerl.envs.spec import MazeSpec
 from mazerl.policy import build_policy
 from mazerl.policy.base import BOS_ACTION
 from mazerl.policy.gru import GruConfig
 from mazerl.policy.tokens import TOKEN, VOCAB_SIZE, encode
 from mazerl.policy.transformer import TransformerConfig
-from mazerl.rollout import action_logp, generate, log_softmax, sample_actions, score
+from mazerl.rollout import (
+    action_logp,
+    generate,
+    log_softmax,
+    sample_actions,
+    score,
+    teacher_forced,
+)
 
 CONFIGS = [
     GruConfig(hidden=32, encoder_layers=3),
@@ -23,15 +29,8 @@ CONFIGS = [
 
 def solution_batch(mazes, group_size):
     """Every rollout follows its maze's solution: actions and cells before each action."""
-    t = max(m.shortest_path_length for m in mazes)
-    rows = [m for m in mazes for _ in range(group_size)]
-    actions = torch.zeros(len(rows), t, dtype=torch.long)
-    positions = torch.zeros(len(rows), t, 2, dtype=torch.long)
-    for i, m in enumerate(rows):
-        cells = replay(m.grid, m.start, m.solution)
-        actions[i, : len(m.solution)] = torch.tensor(m.solution)
-        positions[i, : len(m.solution)] = torch.tensor(cells[:-1])
-        positions[i, len(m.solution) :] = torch.tensor(cells[-1])
+    rows = [m.solution for m in mazes for _ in range(group_size)]
+    actions, positions, _ = teacher_forced(mazes, rows, group_size)
     return actions, positions
 
 

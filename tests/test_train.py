@@ -3,13 +3,14 @@
 import math
 
 import pytest
-from conftest import metrics, scalars
+from conftest import metrics, run_app, scalars
 from hydra import compose, initialize_config_dir
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from mazerl.apps.schema import register_configs, validate
 from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import ConfigError
+from mazerl.eval.dashboard import tb_tag
 from mazerl.train.schedule import iterations_for, lr_factor
 
 TRAIN_TAGS = [
@@ -50,10 +51,10 @@ def test_smoke_run_writes_tensorboard_metrics_and_checkpoints(train):
             "delta_pass@1_vs_base",
             "delta_exact_pass@8_vs_base",
         ):
-            steps = [step for step, _ in tags[f"eval/{s}/{k}"]]
+            steps = [step for step, _ in tags[tb_tag(f"eval/{s}/{k}")]]
             assert steps == [0, 3, 6], (s, k)  # base at 0, during training, final
-            assert all(math.isfinite(v) for _, v in tags[f"eval/{s}/{k}"])
-    assert tags["eval/id/delta_pass@1_vs_base"][0][1] == 0.0
+            assert all(math.isfinite(v) for _, v in tags[tb_tag(f"eval/{s}/{k}")])
+    assert tags["eval_vs_base/id/delta_pass@1"][0][1] == 0.0
     for t in ("time/rollout_s", "time/update_s", "time/eval_s", "time/elapsed_s"):
         assert t in tags
     acc = EventAccumulator(str(run / "tb"), size_guidance={"images": 0})
@@ -171,3 +172,19 @@ def test_dapo_dynamic_sampling_keeps_only_mixed_groups(train, tmp_path):
     zero_adv = [v for _, v in tags["train/frac_zero_adv_groups"]]
     assert all(1 <= r <= 4 for r in rounds) and max(rounds) > 1  # refilling happened
     assert zero_adv == [0.0, 0.0, 0.0, 0.0]  # every kept group carries a learning signal
+
+
+@pytest.mark.parametrize("app", ["train", "eval", "categorical"])
+def test_help_page_lists_options_and_examples_without_schemas(app, tmp_path):
+    out = run_app(f"mazerl.apps.{app}", "--help", cwd=tmp_path, timeout=60)
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert f"`mazerl-{app}`" in text and "powered by Hydra" not in text
+    assert sum(line.strip().startswith(f"mazerl-{app}") for line in text.splitlines()) >= 3
+    assert "schema" not in text
+    groups = dict(line.split(": ", 1) for line in text.splitlines() if ": " in line[:16])
+    assert groups["algo"] == "cispo, dapo, drgrpo, grpo, rloo"
+    assert "joblib" in groups["hydra/launcher"]
+    presets = groups["experiment"].split(", ")
+    assert ("paper_categorical" in presets) == (app == "categorical")
+    assert ("smoke" in presets) == (app != "categorical")

@@ -25,7 +25,6 @@ TOKEN = {name: i for i, name in enumerate(VOCAB)}
 VOCAB_SIZE = len(VOCAB)  # 32
 RESPONSE_TOKENS = (TOKEN["UP"], TOKEN["DOWN"], TOKEN["LEFT"], TOKEN["RIGHT"], TOKEN["DONE"])
 N_ACTIONS = len(RESPONSE_TOKENS)
-DONE_ACTION = 4
 
 # cell classes (index into the policies' cell embeddings) and their tokens
 CELL_OPEN, CELL_WALL, CELL_START, CELL_GOAL = range(4)
@@ -61,12 +60,6 @@ class Prompts:
         h, w = self.shape
         rows = torch.arange(h)[:, None] * (w + 1)
         return (2 + rows + torch.arange(w)[None, :]).to(self.cells.device)
-
-    def repeat(self, group_size: int) -> "Prompts":
-        return Prompts(
-            self.cells.repeat_interleave(group_size, 0),
-            self.start.repeat_interleave(group_size, 0),
-        )
 
 
 def encode(mazes: Sequence[Maze], device: torch.device | str = "cpu") -> Prompts:

@@ -9,8 +9,16 @@ The prompt is processed once per maze; its keys and values are shared by the G r
 the group (no copy), both in cached decoding (`step`, one token at a time) and in the
 teacher-forced update (`forward`). Response tokens attend to the shared prompt and causally
 to their own earlier tokens.
+
+Initialisation: token embeddings N(0, 0.02) as in Qwen2; the Linear layers keep PyTorch's
+default (Kaiming-uniform, bound 1/sqrt(fan_in)), where Qwen2 draws them from N(0, 0.02). The
+RL experiments start from an SFT base model, so the initialisation only shapes SFT.
+
+Shapes: P prompts, G rollouts each, B = P * G rows; L prompt tokens, T response tokens;
+d = hidden, h query heads and kvh key/value heads of hd = d / h dimensions.
 """
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -101,15 +109,20 @@ class Block(nn.Module):
         self.down = nn.Linear(cfg.ffn, d, bias=False)
 
     def _qkv(self, x, pos):
+        """`x [B, T, d]` at positions `pos` -> rotated q `[B, h, T, hd]`, k and v `[B, kvh, T,
+        hd]`."""
         b, t, _ = x.shape
         y = self.attn_norm(x)
-        q = self.q(y).reshape(b, t, self.h, self.hd).transpose(1, 2)
-        k = self.k(y).reshape(b, t, self.kvh, self.hd).transpose(1, 2)
-        v = self.v(y).reshape(b, t, self.kvh, self.hd).transpose(1, 2)
+        q = (
+            self.q(y).reshape(b, t, self.h, self.hd).transpose(1, 2)
+        )  # [B, T, h*hd] -> [B, h, T, hd]
+        k = self.k(y).reshape(b, t, self.kvh, self.hd).transpose(1, 2)  # -> [B, kvh, T, hd]
+        v = self.v(y).reshape(b, t, self.kvh, self.hd).transpose(1, 2)  # -> [B, kvh, T, hd]
         return rope(q, pos, self.theta), rope(k, pos, self.theta), v
 
     def _finish(self, x, att):
-        x = x + self.o(att.transpose(1, 2).reshape(x.shape[0], x.shape[1], -1))
+        """Residual attention output `att [B, h, T, hd]`, then the gated FFN: `[B, T, d]`."""
+        x = x + self.o(att.transpose(1, 2).reshape(x.shape[0], x.shape[1], -1))  # [B, T, h*hd]
         y = self.mlp_norm(x)
         return x + self.down(F.silu(self.gate(y)) * self.up(y))
 
@@ -131,10 +144,14 @@ class Block(nn.Module):
         return self._finish(x, shared_prefix_attention(q, kp, vp, k, v, group_size))
 
 
-@dataclass
+@dataclass(frozen=True)
 class TransformerState:
+    """Decoding state. `step` returns a new state; the per-layer response K/V buffers are
+    shared between a state and its successor (each step writes its own index), so only the
+    newest state may be stepped."""
+
     prompt_kv: list  # per layer (K, V) `[P, kvh, L, hd]`
-    cache: list  # per layer (K, V) `[B, kvh, T_max, hd]`, response keys written so far
+    cache: list | None  # per layer (K, V) `[B, kvh, T_max, hd]`; None: teacher forcing
     first_logits: torch.Tensor  # [B, N_ACTIONS], logits of the first action
     length: int  # prompt length L
     t: int  # response tokens fed so far
@@ -183,16 +200,17 @@ class TransformerPolicy(SequencePolicy):
             kv.append((k, v))
         return kv, self._logits(x[:, -1])
 
-    def _response(self, prev, pos, length, t, kv, group_size, grid, caches=None):
-        """Feed response tokens `prev [B, T]` (indices t..) -> logits `[B, T, 5]`; `pos` is
-        the cell after each of those moves, fed when `sees_position`."""
-        x = self.embed(self.response_ids[prev])
+    def _response(self, prev, pos, state: TransformerState):
+        """Feed response tokens `prev [B, T]` (response indices state.t ..) -> logits
+        `[B, T, 5]`; `pos [B, T, 2]` is the cell after each of those moves, fed when
+        `sees_position`."""
+        x = self.embed(self.response_ids[prev])  # [B, T, d]
         if self.cfg.sees_position:
-            x = x + self._pos_features(pos, grid)
-        abs_pos = length + t + torch.arange(prev.shape[1], device=prev.device)
+            x = x + self._pos_features(pos, state.grid)
+        abs_pos = state.length + state.t + torch.arange(prev.shape[1], device=prev.device)
         for i, block in enumerate(self.blocks):
-            cache = caches[i] if caches is not None else None
-            x = block.response(x, abs_pos, *kv[i], group_size, cache, t)
+            cache = None if state.cache is None else state.cache[i]
+            x = block.response(x, abs_pos, *state.prompt_kv[i], state.group_size, cache, state.t)
         return self._logits(x)
 
     def prefill(self, prompts: Prompts, group_size: int, max_len: int = 0) -> TransformerState:
@@ -208,31 +226,17 @@ class TransformerPolicy(SequencePolicy):
     def step(self, state: TransformerState, prev: torch.Tensor, pos: torch.Tensor):
         if bool((prev == BOS_ACTION).all()):  # the first action: logits from the prompt pass
             return state.first_logits, state
-        logits = self._response(
-            prev[:, None],
-            None if pos is None else pos[:, None],
-            state.length,
-            state.t,
-            state.prompt_kv,
-            state.group_size,
-            state.grid,
-            state.cache,
-        )
-        state.t += 1
-        return logits[:, 0], state
+        # [B] -> [B, 1]: one response token per row
+        logits = self._response(prev[:, None], None if pos is None else pos[:, None], state)
+        return logits[:, 0], dataclasses.replace(state, t=state.t + 1)
 
     def forward(self, prompts, group_size, actions, positions):
         kv, first = self._prompt(prompts)
-        first = first.repeat_interleave(group_size, 0)[:, None]
+        first = first.repeat_interleave(group_size, 0)[:, None]  # [P, 5] -> [B, 1, 5]
         if actions.shape[1] == 1:
             return first
-        rest = self._response(
-            actions[:, :-1],
-            positions[:, 1:],
-            prompts.tokens().shape[1],
-            0,
-            kv,
-            group_size,
-            prompts.shape,
-        )
+        length = prompts.tokens().shape[1]
+        state = TransformerState(kv, None, first[:, 0], length, 0, group_size, prompts.shape)
+        # action j is fed to predict action j + 1: [B, T - 1] -> logits [B, T - 1, 5]
+        rest = self._response(actions[:, :-1], positions[:, 1:], state)
         return torch.cat([first, rest], 1)
