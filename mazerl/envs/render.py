@@ -1,7 +1,6 @@
 """Pictures of a maze: text (`ansi`), an RGB array (`rgb_array`) and a behaviour picture
 (`render_behaviour`: where sampled responses go; TensorBoard images, `mazerl-maze show --png`)."""
 
-import io
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -85,24 +84,29 @@ def render_behaviour(
     first `shown` samples drawn in distinct colours, each ending in a mark for its end event
     (`events[i]`, one of `END_MARKS`). The title: `name` (default the maze's name) and, with
     samples, the success rate (share of `events` equal to "goal")."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     from matplotlib import colors
-    from matplotlib.image import imread
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
     from matplotlib.patches import Rectangle
-    from matplotlib.pyplot import close, subplots
 
     h, w = maze.shape
-    dpi, side = 100, px / 100
-    fig, ax = subplots(figsize=(side * w / h + 2.6, side + 0.5), dpi=dpi)
+    # a fixed layout in inches (no tight bounding box: that would draw everything twice):
+    # margin | maze (px high) | colour bar with its label | legend
+    dpi, side, margin = 100, px / 100, 0.08
+    maze_w, bar_w, legend_w, title_h = side * w / h, 0.75 if samples else 0.0, 2.4, 0.35
+    fig_w, fig_h = margin + maze_w + bar_w + legend_w, margin + side + title_h
+    fig = Figure(figsize=(fig_w, fig_h), dpi=dpi)  # no pyplot: nothing global to close
+    ax = fig.add_axes((margin / fig_w, margin / fig_h, maze_w / fig_w, side / fig_h))
     ax.imshow(maze.grid == 1, cmap=colors.ListedColormap(["#f5f5f0", "#282830"]))
     if samples:
         visits = visit_fraction(maze, samples)
         heat = np.ma.masked_where((maze.grid == 1) | (visits == 0), visits)
         image = ax.imshow(heat, cmap="Blues", vmin=0, vmax=1, alpha=0.85)
-        fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02, label="share of samples visiting")
+        bar = fig.add_axes(
+            ((margin + maze_w + 0.1) / fig_w, margin / fig_h, 0.12 / fig_w, side / fig_h)
+        )
+        fig.colorbar(image, cax=bar, label="share of samples visiting")
     for r, c in replay(maze.grid, maze.start, maze.solution):
         ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, ec="#1a9850", lw=2.2))
     for cell, text in ((maze.start, "S"), (maze.goal, "G")):
@@ -122,20 +126,17 @@ def render_behaviour(
         label = f"sample {i + 1}: {END_MARKS.get(event, ('', event))[1]}"
         handles.append(Line2D([], [], color=colour, marker=marker, mec="black", label=label))
     handles.append(Rectangle((0, 0), 1, 1, fill=False, ec="#1a9850", lw=2, label="solution"))
-    anchor = (1.3 if samples else 1.02, 1)  # beside the colour bar, if any
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=anchor, fontsize=8, frameon=False)
+    anchor = ((margin + maze_w + bar_w) / fig_w, (margin + side) / fig_h)  # right of the bar
+    fig.legend(handles=handles, loc="upper left", bbox_to_anchor=anchor, fontsize=8, frameon=False)
     title = name or maze.name
     if samples:
         wins = sum(e == "goal" for e in events)
         title += f": success {wins}/{len(events)} = {wins / len(events):.0%}"
     ax.set_title(title, fontsize=10)
-    ax.set_xticks([])
-    ax.set_yticks([])
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", bbox_inches="tight", pad_inches=0.05)
-    close(fig)
-    buffer.seek(0)
-    return (imread(buffer, format="png")[..., :3] * 255).round().astype(np.uint8)
+    ax.set_axis_off()
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return np.asarray(canvas.buffer_rgba())[..., :3].copy()
 
 
 def save_png(image: np.ndarray, path: str | Path) -> None:
