@@ -22,7 +22,7 @@ def test_adding_a_method_example():
     code = _block("python", "### Adding a method")
     if "gspo" not in POLICY_LOSSES:
         exec(compile(code, "README:gspo.py", "exec"), {})
-    cfg = yaml.safe_load(_block("yaml", "and `conf/algo/gspo.yaml`"))
+    cfg = yaml.safe_load(_block("yaml", "and `mazerl/conf/algo/gspo.yaml`"))
     cfg.pop("defaults")
     algo = AlgoConfig(**cfg)
     # two sequences; log-ratios (0.0002, 0.0004) and (0.001, padding)
@@ -35,6 +35,10 @@ def test_adding_a_method_example():
     expected = (-math.exp(0.0003) + math.exp(0.001)) / 2
     assert loss.item() == pytest.approx(expected, abs=1e-12)
     assert metrics["clipfrac"].item() == 0.5
+    # with a whole-batch mask of four rows (two of them skipped) the seq-mean divides by 4
+    whole = torch.ones(4, 2, dtype=torch.float64)
+    half, _ = policy_loss(algo, logp=logp, old_logp=old, advantages=adv, mask=mask, norm_mask=whole)
+    assert half.item() == pytest.approx(expected / 2, abs=1e-12)
 
 
 def test_mazes_example(capsys):
