@@ -527,6 +527,13 @@ def outside_legend(fig, axes, title: str = "") -> None:
     fig.tight_layout(rect=(0, 0.03, 1, top))
 
 
+def save_figure(fig, path: Path) -> Path:
+    """Write `fig` as a PNG at 110 dpi and free it."""
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def footer(fig, sweep: Path) -> None:
     """The command that drew the figure, at its bottom left."""
     fig.text(0.005, 0.005, f"mazerl-summarize {sweep}", fontsize=6, color="0.45")
@@ -596,9 +603,7 @@ def plot_pass_at_k(sweep: Path, finished: list[Run], keys: list[str], cols: list
     outside_legend(fig, axes)
     footer(fig, sweep)
     path = sweep / "pass_at_k.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def plot_curves(sweep: Path, finished: list[Run], keys: list[str], cols: list[str]) -> Path:
@@ -651,9 +656,7 @@ def plot_curves(sweep: Path, finished: list[Run], keys: list[str], cols: list[st
     outside_legend(fig, axes)
     footer(fig, sweep)
     path = sweep / "curves.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def plot_neglog_vs_n(
@@ -682,9 +685,7 @@ def plot_neglog_vs_n(
     outside_legend(fig, axes)
     footer(fig, sweep)
     path = sweep / "neglog_pass_vs_n.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def plot_maze(sweep: Path, runs: list[Run], cols: list[str]) -> list[Path]:
@@ -715,8 +716,7 @@ def plot_maze(sweep: Path, runs: list[Run], cols: list[str]) -> list[Path]:
     outside_legend(fig, [ax])
     footer(fig, sweep)
     out.append(sweep / "pass_vs_n.png")
-    fig.savefig(out[-1], dpi=110)
-    plt.close(fig)
+    save_figure(fig, out[-1])
     return out
 
 
@@ -753,9 +753,7 @@ def plot_routes(sweep: Path, runs: list[Run]) -> Path:
     axes[1].legend(fontsize=7)
     fig.tight_layout()
     path = sweep / "routes.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def plot_categorical(sweep: Path, runs: list[Run], cols: list[str]) -> list[Path]:
@@ -773,8 +771,7 @@ def plot_categorical(sweep: Path, runs: list[Run], cols: list[str]) -> list[Path
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()
     path = sweep / "final_vs_n.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
     return [path]
 
 
