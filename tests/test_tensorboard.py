@@ -16,6 +16,7 @@ from tensorboard.plugins import base_plugin
 from tensorboard.plugins.custom_scalar.custom_scalars_plugin import CustomScalarsPlugin
 from tensorboard.plugins.hparams import metadata as hparams_metadata
 
+from mazerl.apps.summarize import final_pictures, find_runs, plot_behaviour, swept_keys
 from mazerl.envs.maze import Maze
 from mazerl.envs.render import END_MARKS, render_behaviour, visit_fraction
 from mazerl.eval.dashboard import headline_ks, tb_tag, train_layout
@@ -183,3 +184,13 @@ def test_maze_show_png(tmp_path):
     assert (
         out.returncode == 2 and out.stderr.startswith("error: ") and "Traceback" not in out.stderr
     )
+
+
+def test_summary_shows_the_final_behaviour_pictures(run):
+    run_dir, _ = run
+    runs = find_runs(run_dir.parent)
+    pictures = final_pictures(runs[0])
+    assert sorted(pictures) == ["id", "ood_dfs", "ood_large"]
+    assert all(p.shape[2] >= 3 and max(p.shape[:2]) >= 256 for p in pictures.values())
+    path = plot_behaviour(run_dir.parent, runs, swept_keys(runs))
+    assert path == run_dir.parent / "behaviour.png" and path.stat().st_size > 10_000

@@ -22,6 +22,7 @@ The markdown table is also printed.
 import argparse
 import csv
 import functools
+import io
 import json
 import math
 from collections import defaultdict
@@ -476,6 +477,48 @@ def read_curves(run: Run, tags: tuple[str, ...]) -> dict[str, list[tuple[int, fl
     return {t: [(e.step, e.value) for e in acc.Scalars(t)] for t in tags if t in present}
 
 
+def final_pictures(run: Run) -> dict[str, np.ndarray]:
+    """`{set: (H, W, 3) picture}`: the first behaviour picture (`images/<set>/0`, drawn by
+    `mazerl.envs.render.render_behaviour`) of the run's last evaluation."""
+    tb = run.path / "tb"
+    if not tb.is_dir():
+        return {}
+    acc = EventAccumulator(str(tb), size_guidance={"images": 0})
+    acc.Reload()
+    out = {}
+    for tag in acc.Tags()["images"]:
+        _, name, index = tag.split("/")
+        if index == "0":
+            png = acc.Images(tag)[-1].encoded_image_string
+            out[name] = plt.imread(io.BytesIO(png), format="png")
+    return out
+
+
+def plot_behaviour(sweep: Path, finished: list[Run], keys: list[str]) -> Path | None:
+    """`behaviour.png`: for each group (its first seed) and evaluation set, the behaviour
+    picture of the first maze at the final evaluation, as TensorBoard shows it."""
+    groups = group_runs(finished, keys)
+    rows = {label: final_pictures(groups[label][0]) for label in sorted(groups, key=_natural)}
+    rows = {label: pics for label, pics in rows.items() if pics}
+    if not rows:
+        return None
+    sets = sorted({s for pics in rows.values() for s in pics})
+    fig, axes = plt.subplots(
+        len(rows), len(sets), figsize=(4.2 * len(sets), 2.6 * len(rows)), squeeze=False
+    )
+    for ax_row, (label, pics) in zip(axes, rows.items(), strict=True):
+        for ax, s in zip(ax_row, sets, strict=True):
+            if s in pics:
+                ax.imshow(pics[s])
+            ax.set_axis_off()
+        ax_row[0].set_title(label, fontsize=8, loc="left")
+    for ax, s in zip(axes[0], sets, strict=True):
+        ax.set_title(f"{s}\n", fontsize=9)  # above the first row's group label
+    footer(fig, sweep)
+    fig.tight_layout()
+    return save_figure(fig, sweep / "behaviour.png")
+
+
 def smooth(values: np.ndarray, window: int) -> np.ndarray:
     """Trailing moving average over `window` points (fewer at the start)."""
     if window <= 1:
@@ -692,6 +735,8 @@ def plot_maze(sweep: Path, runs: list[Run], cols: list[str]) -> list[Path]:
     finished = [r for r in runs if r.metrics is not None]
     keys = swept_keys(runs)
     out = [plot_pass_at_k(sweep, finished, keys, cols), plot_curves(sweep, finished, keys, cols)]
+    pictures = plot_behaviour(sweep, finished, keys)
+    out += [pictures] if pictures else []
     n_key = next((k for k in N_KEYS if k in keys), None)
     if n_key is None:
         return out
