@@ -370,12 +370,8 @@ def paired_markdown(cols: list[str], paired: list[dict]) -> list[str]:
         for set_name in sets:
             section = [c for c in headline(cols) if c.split("/")[1] == set_name]
             heads = ["Δ" + c.split("/")[-1] for c in section]
-            lines += [
-                f"### {key}, {set_name}",
-                "",
-                "| group | against | seeds | mazes | " + " | ".join(heads) + " |",
-                "|---|---|---|---|" + "---|" * len(section),
-            ]
+            lines += [f"### {key}, {set_name}", ""]
+            lines += table_head(["group", "against", "seeds", "mazes", *heads])
             for e in entries:
                 diffs = [e["diffs"].get(c) for c in section]
                 first = next((d for d in diffs if d is not None), None)
@@ -389,6 +385,11 @@ def paired_markdown(cols: list[str], paired: list[dict]) -> list[str]:
                 )
             lines.append("")
     return lines
+
+
+def table_head(columns: list[str]) -> list[str]:
+    """A markdown table's header line and rule."""
+    return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
 
 
 def markdown(cols: list[str], rows: list[dict], runs: list[Run], paired: list[dict] = ()) -> str:
@@ -412,12 +413,7 @@ def markdown(cols: list[str], rows: list[dict], runs: list[Run], paired: list[di
             heads = [
                 c.split("/")[-1].replace("delta_", "Δ").replace("_vs_base", "") for c in section
             ]
-            lines += [
-                f"### {name}",
-                "",
-                "| group | seeds | " + " | ".join(heads) + " |",
-                "|---|---|" + "---|" * len(section),
-            ]
+            lines += [f"### {name}", "", *table_head(["group", "seeds", *heads])]
             for row in rows:
                 one = row["n_seeds"] < 2
                 cells = [
@@ -467,12 +463,28 @@ def write_csv(path: Path, cols: list[str], rows: list[dict], paired: list[dict] 
             w.writerow(line)
 
 
-def read_curves(run: Run, tags: tuple[str, ...]) -> dict[str, list[tuple[int, float]]]:
+def events(run: Run) -> EventAccumulator | None:
+    """The run's TensorBoard events, read once per summary (every scalar; the last picture of
+    each image tag), or None without a `tb/` folder."""
     tb = run.path / "tb"
     if not tb.is_dir():
-        return {}
-    acc = EventAccumulator(str(tb), size_guidance={"scalars": 0})
+        return None
+    stamp = tuple((p.name, p.stat().st_size) for p in sorted(tb.glob("events.*")))
+    return _load_events(tb, stamp)
+
+
+@functools.lru_cache(maxsize=64)
+def _load_events(tb: Path, stamp: tuple) -> EventAccumulator:
+    """`stamp` (event files and sizes) keys the cache, so a grown run is read again."""
+    acc = EventAccumulator(str(tb), size_guidance={"scalars": 0, "images": 1})
     acc.Reload()
+    return acc
+
+
+def read_curves(run: Run, tags: tuple[str, ...]) -> dict[str, list[tuple[int, float]]]:
+    acc = events(run)
+    if acc is None:
+        return {}
     present = set(acc.Tags()["scalars"])
     return {t: [(e.step, e.value) for e in acc.Scalars(t)] for t in tags if t in present}
 
@@ -480,16 +492,14 @@ def read_curves(run: Run, tags: tuple[str, ...]) -> dict[str, list[tuple[int, fl
 def final_pictures(run: Run) -> dict[str, np.ndarray]:
     """`{set: (H, W, 3) picture}`: the first behaviour picture (`images/<set>/0`, drawn by
     `mazerl.envs.render.render_behaviour`) of the run's last evaluation."""
-    tb = run.path / "tb"
-    if not tb.is_dir():
+    acc = events(run)
+    if acc is None:
         return {}
-    acc = EventAccumulator(str(tb), size_guidance={"images": 0})
-    acc.Reload()
     out = {}
     for tag in acc.Tags()["images"]:
         _, name, index = tag.split("/")
         if index == "0":
-            png = acc.Images(tag)[-1].encoded_image_string
+            png = acc.Images(tag)[-1].encoded_image_string  # the reservoir keeps the last
             out[name] = plt.imread(io.BytesIO(png), format="png")
     return out
 
