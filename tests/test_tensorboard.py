@@ -123,6 +123,19 @@ def test_behaviour_images_are_large_and_logged_at_every_evaluation(run):
     assert max(picture.shape[:2]) >= 256
 
 
+def test_images_every_draws_pictures_only_at_its_steps_and_at_the_end(train):
+    # evaluations at 0 (base), 2, 4, 6 and the final 7; pictures every 4 steps: 4 and 7
+    _, run_dir = train(
+        "train.iterations=7", "train.eval_every=2", "eval.images=1", "eval.images_every=4"
+    )
+    acc = EventAccumulator(str(run_dir / "tb"), size_guidance={"images": 0})
+    acc.Reload()
+    steps = [e.step for e in acc.Images("images/id/0")]
+    assert [s for s in steps if s > 0] == [4, 7]
+    evals = [s for s, _ in scalars(run_dir)["eval/id/pass@1"]]
+    assert evals == [0, 2, 4, 6, 7]
+
+
 def test_train_log_holds_what_the_console_showed(run):
     run_dir, stdout = run
     log = (run_dir / "train.log").read_text()

@@ -54,7 +54,7 @@ def _evaluate(cfg: DictConfig) -> dict:
     sets = build_sets(with_run.maze, with_run.eval)
     out = Path(HydraConfig.get().runtime.output_dir)
     t0 = time.time()
-    results = evaluate_all(policy, sets, with_run, device, cfg.eval.n, 0)
+    results = evaluate_all(policy, sets, with_run, device, cfg.eval.n, 0, images=cfg.eval.images)
     base = {}
     base_dir = state.get("base")
     if base_dir and (Path(base_dir) / "base.pt").exists():

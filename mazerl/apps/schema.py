@@ -279,7 +279,8 @@ class EvalConfig:
     temperature: float = 1.0
     seed: int = 1234  # evaluation mazes are fixed by this seed, the same for every run
     batch_rollouts: int = 16384  # rollouts generated at once
-    images: int = 4  # evaluation mazes drawn with sampled paths into TensorBoard
+    images: int = 4  # evaluation mazes per set drawn with sampled paths into TensorBoard
+    images_every: int | None = None  # steps between pictures (null: every evaluation)
 
 
 def section(schema: type | Callable[[Any], type]) -> Rule:
@@ -308,6 +309,7 @@ EVAL_RULES = {
     "seed": SEED,
     "batch_rollouts": COUNT,
     "images": NATURAL,
+    "images_every": optional(COUNT),
     "sampled_mazes": optional(COUNT),
 }
 

@@ -41,10 +41,18 @@ def cached_sets(maze_cfg, eval_cfg, cache_dir: Path, log=print) -> list[EvalSet]
 
 
 def evaluate_all(
-    policy, sets: list[EvalSet], cfg, device, n: int, step: int, save_dir: Path | None = None
+    policy,
+    sets: list[EvalSet],
+    cfg,
+    device,
+    n: int,
+    step: int,
+    save_dir: Path | None = None,
+    images: int = 0,
 ) -> dict[str, dict]:
-    """`{set name: metrics}` for every evaluation set, sampling n responses per maze. The
-    sampling stream depends on `eval.seed` and the step only, so runs are comparable."""
+    """`{set name: metrics}` for every evaluation set, sampling n responses per maze, with
+    behaviour pictures of the first `images` mazes of each set. The sampling stream depends
+    on `eval.seed` and the step only, so runs are comparable."""
     e = cfg.eval
     results = {}
     for i, s in enumerate(sets):
@@ -59,7 +67,7 @@ def evaluate_all(
             generator=torch_generator(device, e.seed, STREAM_EVAL_SAMPLING, step, i),
             batch_rollouts=e.batch_rollouts,
             device=device,
-            images=e.images,
+            images=images,
             sampled_mazes=e.sampled_mazes,
         )
     policy.train()
@@ -125,13 +133,15 @@ class BaseEvaluation:
 
     @classmethod
     def load_or_run(cls, base_dir: Path, policy, sets, cfg, device, log) -> "BaseEvaluation":
-        key = config_hash(to_container(cfg.eval), to_container(cfg.maze))
+        pictures = ("images", "images_every")  # not stored: they do not change the key
+        e = {k: v for k, v in to_container(cfg.eval).items() if k not in pictures}
+        key = config_hash(e, to_container(cfg.maze))
         path = Path(base_dir) / f"eval_{key}.json"
         with locked(path.parent / f".{path.stem}.lock", log):
             if path.exists():
                 return cls(json.loads(path.read_text()))
             log(f"base model: evaluating ({', '.join(s.name for s in sets)}, n={cfg.eval.n})")
-            results = evaluate_all(policy, sets, cfg, device, cfg.eval.n, 0)
+            results = evaluate_all(policy, sets, cfg, device, cfg.eval.n, 0, images=cfg.eval.images)
             write_json_atomic(strip_images(results), path)
         return cls(results)
 

@@ -162,10 +162,12 @@ def train(cfg: DictConfig, out: Path) -> dict:
             last = step == total
             if not last and t.eval_every and step % t.eval_every == 0:
                 t0 = time.time()
+                every = cfg.eval.images_every
+                images = cfg.eval.images if every is None or step % every == 0 else 0
                 results = evaluate_all(
-                    policy, sets, cfg, device, cfg.eval.n_during, step, save_dir=out / "eval"
+                    policy, sets, cfg, device, cfg.eval.n_during, step, out / "eval", images
                 )
-                flat = log_eval(writer, results, base_eval.results, step, cfg.eval.images)
+                flat = log_eval(writer, results, base_eval.results, step, images)
                 eval_pass1 = flat.get(f"eval/{sets[0].name}/pass@1", eval_pass1)
                 writer.add_scalar("time/eval_s", time.time() - t0, step)
             if last or stop.signum is not None or step % t.checkpoint_every == 0:
@@ -191,7 +193,9 @@ def train(cfg: DictConfig, out: Path) -> dict:
 
     # ---- final evaluation at eval.n samples per maze, metrics.json, hparams
     t0 = time.time()
-    results = evaluate_all(policy, sets, cfg, device, cfg.eval.n, total, save_dir=out / "eval")
+    results = evaluate_all(
+        policy, sets, cfg, device, cfg.eval.n, total, out / "eval", cfg.eval.images
+    )
     final = log_eval(writer, results, base_eval.results, total, cfg.eval.images)
     writer.add_scalar("time/eval_s", time.time() - t0, total)
     hparams = {
