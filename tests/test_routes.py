@@ -21,6 +21,8 @@ from mazerl.eval.routes import rare_routes, tail_miss_stats
 from mazerl.policy import build_policy
 from mazerl.policy.gru import GruConfig
 from mazerl.policy.tokens import N_ACTIONS, encode
+from mazerl.train import collect
+from mazerl.train.collect import TrainingMazes
 
 
 @settings(max_examples=40, deadline=None)
@@ -53,6 +55,39 @@ def test_eight_equal_routes_and_an_impossible_request():
     assert len(simple_paths(maze.grid, maze.start, maze.goal, limit=9)) == 8
     with pytest.raises(ConfigError, match="could not build 5-route braid mazes"):
         MazeSpec(size=4, routes=5).sample(np.random.default_rng(0))
+
+
+def test_cached_training_mazes_are_the_fresh_draws_generated_once(tmp_path, monkeypatch):
+    spec = MazeSpec(size=4, routes=2)
+    excluded = {spec.sample(np.random.default_rng(i)).key for i in range(20)}
+    fresh = TrainingMazes(spec, 0, excluded, seed=3)
+    cache = tmp_path / "train_mazes"
+    first = TrainingMazes(spec, 0, excluded, seed=3, cache_dir=cache, block=4)
+    # iterations 0-9: three blocks of 4 (the last one partly used)
+    drawn = [first.draw(5, it, 0) for it in range(10)]
+    assert [[m.key for m in d] for d in drawn] == [
+        [m.key for m in fresh.draw(5, it, 0)] for it in range(10)
+    ]
+    assert len(list(cache.glob("*/seed3_block*.pkl"))) == 3
+    assert not excluded & {m.key for d in drawn for m in d}
+
+    calls = []
+    real = collect.sample_mazes
+    monkeypatch.setattr(collect, "sample_mazes", lambda *a: calls.append(a[3:]) or real(*a))
+    again = TrainingMazes(spec, 0, excluded, seed=3, cache_dir=cache, block=4)
+    assert [m.key for m in again.draw(5, 9, 0)] == [m.key for m in drawn[9]]
+    assert [m.key for m in again.draw(5, 1, 0)] == [m.key for m in drawn[1]]
+    pool, fresh_stream = collect.STREAM_TRAIN_POOL, collect.STREAM_TRAIN_MAZES
+    assert calls == [(3, pool), (3, fresh_stream, 0, 0)]  # the constructor's checks only
+    # later sampling rounds (DAPO refills) are generated, not read; another seed has its files
+    again.draw(5, 1, 1)
+    TrainingMazes(spec, 0, excluded, seed=4, cache_dir=cache, block=4).draw(5, 1, 0)
+    assert calls[2:] == [
+        (3, fresh_stream, 1, 1),
+        (4, pool),
+        (4, fresh_stream, 0, 0),
+        *[(4, fresh_stream, it, 0) for it in range(4)],
+    ]
 
 
 def test_route_ids_agree_between_env_stepper_and_exact_masses():

@@ -5,8 +5,12 @@ import fcntl
 import hashlib
 import json
 import os
+import pickle
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 FORMAT = 1  # bump to invalidate every cached artifact keyed by `config_hash`
 
@@ -33,6 +37,25 @@ def locked(path: Path, waiting: Callable[[str], None] | None = None) -> Iterator
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def cached_pickle(
+    path: Path, build: Callable[[], T], log: Callable[[str], None] | None = None
+) -> T:
+    """`build()`, stored once at `path` (pickle) and read back by later calls. Parallel jobs
+    wait on a file lock beside it (`log` is told once); an unreadable file is built again and
+    replaced; a reader never sees half a file."""
+    with locked(path.with_suffix(".lock"), log):
+        if path.exists():
+            try:
+                return pickle.loads(path.read_bytes())
+            except (OSError, EOFError, pickle.UnpicklingError, AttributeError):
+                pass  # unreadable: built again and replaced
+        obj = build()
+        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+        tmp.write_bytes(pickle.dumps(obj))
+        os.replace(tmp, path)
+    return obj
 
 
 def write_json_atomic(obj, path: Path) -> None:

@@ -101,18 +101,38 @@ def is_open(grid: np.ndarray, cell: Cell) -> bool:
     return 0 <= r < grid.shape[0] and 0 <= c < grid.shape[1] and grid[r, c] == 0
 
 
-def neighbours(grid: np.ndarray, cell: Cell) -> list[tuple[int, Cell]]:
-    """Open 4-neighbours of `cell` as `(move, cell)` pairs, in move order."""
-    out = []
-    for move, (dr, dc) in enumerate(DELTAS):
-        nxt = (cell[0] + dr, cell[1] + dc)
-        if is_open(grid, nxt):
-            out.append((move, nxt))
-    return out
+Adjacency = dict[Cell, list[tuple[int, Cell]]]
+
+
+def adjacency(grid: np.ndarray) -> Adjacency:
+    """Every open cell's open 4-neighbours as `(move, cell)` pairs, in move order. Built once
+    per search from a Python copy of the grid: indexing the numpy array cell by cell costs
+    more than the searches themselves."""
+    rows = grid.tolist()
+    h, w = len(rows), len(rows[0])
+    return {
+        (r, c): [
+            (move, (r + dr, c + dc))
+            for move, (dr, dc) in enumerate(DELTAS)
+            if 0 <= r + dr < h and 0 <= c + dc < w and rows[r + dr][c + dc] == 0
+        ]
+        for r in range(h)
+        for c in range(w)
+        if rows[r][c] == 0
+    }
+
+
+def _edge(a: Cell, b: Cell) -> tuple[Cell, Cell]:
+    """An undirected edge's key: its two cells in sorted order."""
+    return (a, b) if a < b else (b, a)
 
 
 def shortest_path(grid: np.ndarray, start: Cell, goal: Cell) -> Route | None:
     """One shortest start-to-goal move sequence (BFS, moves tried in order), or None."""
+    return _shortest(adjacency(grid), start, goal)
+
+
+def _shortest(adj: Adjacency, start: Cell, goal: Cell) -> Route | None:
     parent: dict[Cell, tuple[Cell, int] | None] = {start: None}
     queue = deque([start])
     while queue:
@@ -123,7 +143,7 @@ def shortest_path(grid: np.ndarray, start: Cell, goal: Cell) -> Route | None:
                 cell, move = link
                 moves.append(move)
             return tuple(reversed(moves))
-        for move, nxt in neighbours(grid, cell):
+        for move, nxt in adj[cell]:
             if nxt not in parent:
                 parent[nxt] = (cell, move)
                 queue.append(nxt)
@@ -145,8 +165,9 @@ def replay(grid: np.ndarray, start: Cell, moves: Route) -> list[Cell]:
     return cells
 
 
-def _path_blocks(grid: np.ndarray, start: Cell, path_cells: list[Cell]) -> set[frozenset]:
-    """Edges of the biconnected blocks that contain an edge of the given start-goal path.
+def _path_blocks(adj: Adjacency, start: Cell, path_cells: list[Cell]) -> set[tuple[Cell, Cell]]:
+    """Edges (`_edge` keys) of the biconnected blocks that contain an edge of the given
+    start-goal path.
 
     Iterative Tarjan over the component of `start`. Every simple start-goal path crosses the
     same sequence of blocks, so these edges are the only ones any simple path can use.
@@ -154,16 +175,16 @@ def _path_blocks(grid: np.ndarray, start: Cell, path_cells: list[Cell]) -> set[f
     disc: dict[Cell, int] = {start: 0}
     low: dict[Cell, int] = {start: 0}
     edge_stack: list[tuple[Cell, Cell]] = []
-    block_of: dict[frozenset, int] = {}
-    blocks: list[list[frozenset]] = []
-    stack = [(start, None, iter(neighbours(grid, start)))]
+    block_of: dict[tuple[Cell, Cell], int] = {}
+    blocks: list[list[tuple[Cell, Cell]]] = []
+    stack = [(start, None, iter(adj[start]))]
     while stack:
         v, parent, it = stack[-1]
         for _, w in it:
             if w not in disc:
                 disc[w] = low[w] = len(disc)
                 edge_stack.append((v, w))
-                stack.append((w, v, iter(neighbours(grid, w))))
+                stack.append((w, v, iter(adj[w])))
                 break
             if w != parent and disc[w] < disc[v]:
                 low[v] = min(low[v], disc[w])
@@ -177,13 +198,13 @@ def _path_blocks(grid: np.ndarray, start: Cell, path_cells: list[Cell]) -> set[f
                     block = []
                     while True:
                         edge = edge_stack.pop()
-                        key = frozenset(edge)
+                        key = _edge(*edge)
                         block_of[key] = len(blocks)
                         block.append(key)
                         if edge == (u, v):
                             break
                     blocks.append(block)
-    on_path = {block_of[frozenset(e)] for e in pairwise(path_cells)}
+    on_path = {block_of[_edge(a, b)] for a, b in pairwise(path_cells)}
     return {edge for b in on_path for edge in blocks[b]}
 
 
@@ -193,16 +214,19 @@ def simple_paths(grid: np.ndarray, start: Cell, goal: Cell, limit: int) -> list[
     Exact: when fewer than `limit` are returned, they are all of them. `len(...)` with
     `limit=2` decides the single-solution property.
     """
-    first = shortest_path(grid, start, goal)
+    adj = adjacency(grid)
+    first = _shortest(adj, start, goal)
     if first is None:
         return []
-    allowed = _path_blocks(grid, start, replay(grid, start, first))
+    allowed = _path_blocks(adj, start, replay(grid, start, first))
+    # [cell] -> its moves along block edges: the only ones a simple route can take
+    moves_in = {a: [(m, b) for m, b in nbrs if _edge(a, b) in allowed] for a, nbrs in adj.items()}
     found: list[Route] = []
     path, moves, visited = [start], [], {start}
-    branches = [iter(neighbours(grid, start))]
+    branches = [iter(moves_in[start])]
     while branches:
         for move, nxt in branches[-1]:
-            if nxt in visited or frozenset((path[-1], nxt)) not in allowed:
+            if nxt in visited:
                 continue
             if nxt == goal:
                 found.append((*moves, move))
@@ -213,7 +237,7 @@ def simple_paths(grid: np.ndarray, start: Cell, goal: Cell, limit: int) -> list[
             path.append(nxt)
             moves.append(move)
             visited.add(nxt)
-            branches.append(iter(neighbours(grid, nxt)))
+            branches.append(iter(moves_in[nxt]))
             break
         else:
             branches.pop()

@@ -1,8 +1,6 @@
 """Evaluate a policy on every set, compare with the base model, log and save."""
 
 import json
-import os
-import pickle
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +9,7 @@ import numpy as np
 from torch.utils.tensorboard import SummaryWriter
 
 from mazerl.core.config import to_container
-from mazerl.core.files import config_hash, locked, write_json_atomic
+from mazerl.core.files import cached_pickle, config_hash, locked, write_json_atomic
 from mazerl.core.streams import STREAM_EVAL_SAMPLING, torch_generator
 from mazerl.eval.dashboard import tb_tag
 from mazerl.eval.evaluate import EvalSet, build_sets, evaluate_set, scalars
@@ -26,18 +24,9 @@ def cached_sets(maze_cfg, eval_cfg, cache_dir: Path, log=print) -> list[EvalSet]
     if maze_cfg.get("layout") or any(s.get("layout") for s in eval_cfg.sets):
         return build_sets(maze_cfg, eval_cfg, log)
     key = config_hash(to_container(maze_cfg), to_container(eval_cfg.sets), eval_cfg.seed)
-    path = Path(cache_dir) / f"sets_{key}.pkl"
-    with locked(path.with_suffix(".lock"), log):
-        if path.exists():
-            try:
-                return pickle.loads(path.read_bytes())
-            except (OSError, EOFError, pickle.UnpicklingError, AttributeError):
-                pass  # unreadable: built again and replaced
-        sets = build_sets(maze_cfg, eval_cfg, log)
-        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-        tmp.write_bytes(pickle.dumps(sets))
-        os.replace(tmp, path)
-    return sets
+    return cached_pickle(
+        Path(cache_dir) / f"sets_{key}.pkl", lambda: build_sets(maze_cfg, eval_cfg, log), log
+    )
 
 
 def evaluate_all(

@@ -26,7 +26,7 @@ from mazerl.eval.dashboard import headline_ks, hparams_metrics, train_layout, wr
 from mazerl.eval.evaluate import excluded_keys
 from mazerl.eval.routes import route_tracking
 from mazerl.eval.runner import BaseEvaluation, cached_sets, evaluate_all, log_eval
-from mazerl.train.collect import TrainingMazes, collect, rollout_metrics
+from mazerl.train.collect import TRAIN_BLOCK, TrainingMazes, collect, rollout_metrics
 from mazerl.train.progress import (
     Progress,
     StopSignal,
@@ -64,7 +64,11 @@ def train(cfg: DictConfig, out: Path) -> dict:
     sets = cached_sets(cfg.maze, cfg.eval, cache_root(cfg.base) / "eval_sets", progress.log)
     excluded, names = excluded_keys(sets), [s.name for s in sets]
     spec, pool_size = maze_spec(cfg.maze), cfg.maze.pool_size
-    training_mazes = TrainingMazes(spec, pool_size, excluded, cfg.seed, progress.log)
+    total = iterations_for(cfg.train)
+    training_mazes = TrainingMazes(
+        spec, pool_size, excluded, cfg.seed, progress.log,
+        cache_dir=cache_root(cfg.base) / "train_mazes", block=min(TRAIN_BLOCK, total),
+    )  # fmt: skip
     base_policy, base_dir = obtain_base(cfg, excluded, device, progress.log)
     base_eval = BaseEvaluation.load_or_run(base_dir, base_policy, sets, cfg, device, progress.log)
 
@@ -75,7 +79,6 @@ def train(cfg: DictConfig, out: Path) -> dict:
     optimizer = torch.optim.AdamW(
         policy.parameters(), lr=t.lr, betas=tuple(t.betas), weight_decay=t.weight_decay
     )
-    total = iterations_for(t)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda it: lr_factor(it, total, t.warmup, t.schedule)
     )
