@@ -1,4 +1,4 @@
-"""Files that several jobs share: atomic JSON, inter-process locks, content hashes."""
+"""Files that several jobs share: atomic JSON, pickled caches, inter-process locks, hashes."""
 
 import contextlib
 import fcntl

@@ -104,7 +104,7 @@ def is_open(grid: np.ndarray, cell: Cell) -> bool:
 Adjacency = dict[Cell, list[tuple[int, Cell]]]
 
 
-def adjacency(grid: np.ndarray) -> Adjacency:
+def _adjacency(grid: np.ndarray) -> Adjacency:
     """Every open cell's open 4-neighbours as `(move, cell)` pairs, in move order. Built once
     per search from a Python copy of the grid: indexing the numpy array cell by cell costs
     more than the searches themselves."""
@@ -129,7 +129,7 @@ def _edge(a: Cell, b: Cell) -> tuple[Cell, Cell]:
 
 def shortest_path(grid: np.ndarray, start: Cell, goal: Cell) -> Route | None:
     """One shortest start-to-goal move sequence (BFS, moves tried in order), or None."""
-    return _shortest(adjacency(grid), start, goal)
+    return _shortest(_adjacency(grid), start, goal)
 
 
 def _shortest(adj: Adjacency, start: Cell, goal: Cell) -> Route | None:
@@ -214,7 +214,7 @@ def simple_paths(grid: np.ndarray, start: Cell, goal: Cell, limit: int) -> list[
     Exact: when fewer than `limit` are returned, they are all of them. `len(...)` with
     `limit=2` decides the single-solution property.
     """
-    adj = adjacency(grid)
+    adj = _adjacency(grid)
     first = _shortest(adj, start, goal)
     if first is None:
         return []
