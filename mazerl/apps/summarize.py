@@ -612,7 +612,8 @@ def by_method_and_n(
 
 
 def errorbars_vs_n(ax, by_method: dict[str, dict[int, list[float]]], palette=None) -> None:
-    """One line per method: mean +- standard error over seeds at each N."""
+    """One line per method: mean +- standard error over seeds at each N; a log N axis with
+    a tick at each N (set here: setting the scale afterwards would reset the ticks)."""
     for method, by_n in sorted(by_method.items()):
         ns = sorted(by_n)
         stats = [mean_se(by_n[n]) for n in ns]
@@ -626,6 +627,11 @@ def errorbars_vs_n(ax, by_method: dict[str, dict[int, list[float]]], palette=Non
             label=method,
             color=(palette or {}).get(method),
         )
+    ns = sorted({n for by_n in by_method.values() for n in by_n})
+    if ns and ns[0] > 0:  # a log axis labelled at the swept group sizes themselves
+        ax.set_xscale("log")
+        ax.set_xticks(ns, [str(n) for n in ns])
+        ax.minorticks_off()
 
 
 def first_set(cols: list[str]) -> str:
@@ -732,7 +738,7 @@ def plot_neglog_vs_n(
             return max(-math.log(max(r.metrics["final"][col], 1e-300)), 1e-6)
 
         errorbars_vs_n(ax, by_method_and_n(finished, keys, n_key, neglog), palette)
-        ax.set(xscale="log", yscale="log", xlabel="group size N", title=f"K = {k}")
+        ax.set(yscale="log", xlabel="group size N", title=f"K = {k}")
         ax.grid(alpha=0.3, which="both")
     axes[0][0].set_ylabel(f"-log exact pass@K ({s})")
     outside_legend(fig, axes)
@@ -767,7 +773,7 @@ def plot_maze(sweep: Path, runs: list[Run], cols: list[str]) -> list[Path]:
         twin = ax.twinx()
         twin.plot(ns, tail_miss(ns, p, 0.1 * p), "k:", label="Pr(B_tau)")
         twin.set_ylabel(f"tail miss Pr(B_tau) at p = {p:.2f}, tau = 0.1 p (dotted)", fontsize=8)
-    ax.set(xscale="log", xlabel="group size N", ylabel=metric)
+    ax.set(xlabel="group size N", ylabel=metric)
     outside_legend(fig, [ax])
     footer(fig, sweep)
     out.append(sweep / "pass_vs_n.png")
@@ -781,15 +787,16 @@ def plot_routes(sweep: Path, runs: list[Run]) -> Path:
     keys = swept_keys(runs)
     groups = group_runs(finished, keys)
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    palette = colours(sorted(groups, key=_natural))
     for label in sorted(groups, key=_natural):
         curves = [read_curves(r, ("routes/train_rare_mass",)) for r in groups[label]]
         series = [c["routes/train_rare_mass"] for c in curves if "routes/train_rare_mass" in c]
-        if series:
-            _band(axes[0], series, label)
+        if series:  # one value per iteration: smoothed over 1/25 of the run, as in curves.png
+            _band(axes[0], series, label, palette[label], max(1, len(series[0]) // 25))
     axes[0].set(
         xlabel="iteration",
         ylabel="exact mass of base-rare routes",
-        title="rare-route mass over training",
+        title="rare-route mass over training (smoothed)",
     )
     axes[0].legend(fontsize=7)
     n_key = next((k for k in N_KEYS if k in keys), None)
@@ -800,7 +807,6 @@ def plot_routes(sweep: Path, runs: list[Run]) -> Path:
 
     errorbars_vs_n(axes[1], by_method_and_n(finished, keys, n_key, retained))
     axes[1].set(
-        xscale="log" if n_key else "linear",
         xlabel="group size N",
         ylabel="routes per maze not forgotten",
         title="routes retained",
@@ -822,7 +828,7 @@ def plot_categorical(sweep: Path, runs: list[Run], cols: list[str]) -> list[Path
         errorbars_vs_n(
             ax, by_method_and_n(finished, keys, n_key, lambda r, c=col: r.metrics["final"][c])
         )
-        ax.set(xscale="log", xlabel="group size N", title=f"final {col}")
+        ax.set(xlabel="group size N", title=f"final {col}")
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()
     path = sweep / "final_vs_n.png"
