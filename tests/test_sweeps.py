@@ -3,13 +3,14 @@
 import json
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import yaml
 from conftest import FAST, run_app
 from torch.utils.tensorboard import SummaryWriter
 
-from mazerl.apps.summarize import summarize
+from mazerl.apps.summarize import errorbars_vs_n, summarize
 
 
 @pytest.mark.parametrize(
@@ -167,3 +168,14 @@ def test_study_presets_evaluate_exactly_on_many_mazes_and_the_default_stays_smal
             assert cfg.eval.sampled_mazes == 64 and 2048 in cfg.eval.exact_ks, name
     assert [s.num_mazes for s in default.eval.sets] == [64, 64, 64]
     assert default.eval.sampled_mazes is None and default.train.iterations == 300
+
+
+def test_group_size_axes_are_log_and_ticked_at_the_swept_sizes():
+    fig, ax = plt.subplots()
+    errorbars_vs_n(ax, {"gamma=0": {4: [0.5, 0.6], 16: [0.7]}, "gamma=0.5": {8: [0.4, 0.5]}})
+    assert ax.get_xscale() == "log"
+    assert list(ax.get_xticks()) == [4, 8, 16]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["4", "8", "16"]
+    ax.set(xlabel="group size N")  # later settings keep the ticks
+    assert list(ax.get_xticks()) == [4, 8, 16]
+    plt.close(fig)
