@@ -153,7 +153,6 @@ def generate(
     prompts = encode(mazes, device)
     if compact is None:
         compact = len(mazes) * group_size >= COMPACT_MIN_ROWS
-    compact = compact and hasattr(policy, "select_rows")  # e.g. the bench's SolutionFollower
     with torch.inference_mode():
         out = _sample(
             policy, mazes, prompts, group_size, temperature, top_p, allow_revisits, generator,

@@ -100,6 +100,9 @@ class SolutionFollower(torch.nn.Module):
         self.lookup += time.perf_counter() - t1  # the benchmark's own work, not the engine's
         return forced, state
 
+    def select_rows(self, state, rows):
+        return None  # moves are looked up by the full batch's rows: every row keeps running
+
 
 class GuidedPolicy(torch.nn.Module):
     """The wrapped policy with `bonus` added to the logit of each maze's solution move (stop
