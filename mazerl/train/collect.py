@@ -1,5 +1,6 @@
 """Training prompts and the iteration's groups of rollouts."""
 
+import functools
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
@@ -80,11 +81,15 @@ class TrainingMazes:
         keys = (self.seed, STREAM_TRAIN_MAZES, it, rounds)
         return sample_mazes(self.spec, count, self.excluded, *keys)
 
+    @functools.cached_property
+    def _excluded_digest(self) -> str:
+        """The evaluation mazes' identity in the cache key (hashed once, not per block)."""
+        return hashlib.sha256(b"".join(sorted(self.excluded))).hexdigest()
+
     def _cached_block(self, count: int, b: int) -> list[list[Maze]]:
         """The fresh mazes of iterations `b * block` ... `(b + 1) * block - 1`, round 0."""
         if self._loaded[0] != (count, b):
-            excluded = hashlib.sha256(b"".join(sorted(self.excluded))).hexdigest()
-            key = config_hash(repr(self.spec), excluded, count, self.block)
+            key = config_hash(repr(self.spec), self._excluded_digest, count, self.block)
             its = range(b * self.block, (b + 1) * self.block)
             mazes = cached_pickle(
                 self.cache_dir / key / f"seed{self.seed}_block{b}.pkl",
