@@ -195,6 +195,12 @@ def test_issue_examples_in_process(composed, override, message):
         ("mazerl.apps.train", "train.lr=inf", "error: train.lr must be > 0 and finite, got inf"),
         ("mazerl.apps.train", "eval.sets=[]", "error: eval.sets must be a non-empty list"),
         ("mazerl.apps.categorical", "sim.lr=nan", "error: sim.lr must be > 0 and finite, got nan"),
+        (
+            "mazerl.apps.train",
+            "base.cache_dir=/dev/null/cache",
+            "error: base.cache_dir=/dev/null/cache cannot be used as the cache folder: "
+            "Not a directory",
+        ),
     ],
 )
 def test_bad_value_on_the_command_line_leaves_no_run_dir(tmp_path, app, override, message):

@@ -24,7 +24,7 @@ import torch.nn.functional as F
 
 from mazerl.core import checkpoint
 from mazerl.core.config import to_container
-from mazerl.core.errors import CheckpointError
+from mazerl.core.errors import CheckpointError, ConfigError
 from mazerl.core.files import config_hash, locked
 from mazerl.core.streams import STREAM_PROBE, STREAM_SFT, rng, torch_generator
 from mazerl.envs.maze import Maze
@@ -112,17 +112,30 @@ def train_base(
 
 
 def cache_root(base_cfg) -> Path:
+    """The folder of every cached artifact (base models, evaluation sets, training mazes):
+    `base.cache_dir`, else `$MAZERL_CACHE`, else `outputs/base_models` under the launch
+    directory; created if missing. A `ConfigError` naming the setting when it cannot be used."""
     if base_cfg.cache_dir:
-        return Path(base_cfg.cache_dir).expanduser()
-    env = os.environ.get("MAZERL_CACHE")
-    if env:
-        return Path(env).expanduser()
-    try:
-        from hydra.utils import get_original_cwd
+        root, source = Path(base_cfg.cache_dir).expanduser(), "base.cache_dir"
+    elif os.environ.get("MAZERL_CACHE"):
+        root, source = Path(os.environ["MAZERL_CACHE"]).expanduser(), "MAZERL_CACHE"
+    else:
+        try:
+            from hydra.utils import get_original_cwd
 
-        return Path(get_original_cwd()) / "outputs" / "base_models"
-    except ValueError:
-        return Path.cwd() / "outputs" / "base_models"
+            launch = Path(get_original_cwd())
+        except ValueError:
+            launch = Path.cwd()
+        root, source = launch / "outputs" / "base_models", "the default cache folder"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(
+            f"{source}={root} cannot be used as the cache folder: {e.strerror}"
+        ) from e
+    if not os.access(root, os.W_OK):
+        raise ConfigError(f"{source}={root} cannot be used as the cache folder: not writable")
+    return root
 
 
 def load_base(
