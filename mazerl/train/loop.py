@@ -4,7 +4,8 @@ One iteration: draw `num_prompts` mazes, sample `group_size` rollouts of each, s
 the batched stepper, compute group advantages times the focal weight g = (1 - mu_hat)^gamma,
 then `ppo_epochs` x `minibatches` clipped updates against the sampling-time log-probs.
 Outputs (in the run dir `out`): `tb/` TensorBoard events, `checkpoints/`, `eval/*.json`,
-`metrics.json` (written last: its presence marks a finished run).
+`train.csv` (training scalars every `log_every` iterations), `metrics.json` (written last: its
+presence marks a finished run).
 """
 
 import copy
@@ -36,6 +37,8 @@ from mazerl.train.progress import (
     progress_mode,
 )
 from mazerl.train.run_state import RunState, finite, read_metrics
+from mazerl.train.scalar_log import FILE as SCALARS_FILE
+from mazerl.train.scalar_log import ScalarLog
 from mazerl.train.schedule import iterations_for, lr_factor
 from mazerl.train.sft import cache_root, obtain_base
 from mazerl.train.update import update
@@ -105,6 +108,7 @@ def train(cfg: DictConfig, out: Path) -> dict:
         writer.add_custom_scalars(train_layout(names, cfg.eval.n, cfg.maze.routes > 1))
         log_eval(writer, base_eval.results, base_eval.results, 0, cfg.eval.images)
 
+    scalar_log = ScalarLog(out / SCALARS_FILE, t.log_every, start, total)
     stop, bad_in_row, train_scalars = StopSignal(), 0, {}
     eval_pass1 = base_eval.scalars().get(f"eval/{sets[0].name}/pass@1", float("nan"))
     progress.begin(start, total)
@@ -115,9 +119,9 @@ def train(cfg: DictConfig, out: Path) -> dict:
             t0 = time.time()
             rollouts, rounds = collect(policy, cfg, training_mazes, it, device)
             t_rollout = time.time() - t0
+            routes = {}
             if cfg.maze.routes > 1:  # exact route masses: tail misses, rare-route mass
-                for k, v in route_tracking(policy, base_policy, rollouts, t.temperature).items():
-                    writer.add_scalar(f"routes/{k}", v, step)
+                routes = route_tracking(policy, base_policy, rollouts, t.temperature)
 
             # ---- advantages: group-normalised rewards x focal weight
             advantages, group_metrics = group_advantages(rollouts.rewards_by_group, algo, focal)
@@ -143,12 +147,16 @@ def train(cfg: DictConfig, out: Path) -> dict:
                 "tokens_per_s": float(rollouts.mask.sum()) / t_rollout,
                 "rollouts_per_s": len(rollouts.reward) / t_rollout,
             }
-            for k, v in train_scalars.items():
-                writer.add_scalar(f"train/{k}", v, step)
-            writer.add_scalar("time/rollout_s", t_rollout, step)
-            writer.add_scalar("time/update_s", t_iter - t_rollout, step)
-            writer.add_scalar("time/iteration_s", t_iter, step)
-            writer.add_scalar("time/elapsed_s", state.elapsed(), step)
+            scalars = {
+                **{f"train/{k}": v for k, v in train_scalars.items()},
+                **{f"routes/{k}": v for k, v in routes.items()},
+                "time/rollout_s": t_rollout,
+                "time/update_s": t_iter - t_rollout,
+                "time/iteration_s": t_iter,
+                "time/elapsed_s": state.elapsed(),
+            }
+            for k, v in scalars.items():
+                writer.add_scalar(k, v, step)
             if bad_in_row >= t.max_bad_steps:
                 raise TrainingError(
                     f"{bad_in_row} iterations in a row had a non-finite loss or gradient "
@@ -162,7 +170,7 @@ def train(cfg: DictConfig, out: Path) -> dict:
                 )
 
             # ---- evaluate, checkpoint
-            last = step == total
+            last, scalars["time/eval_s"] = step == total, 0.0
             if not last and t.eval_every and step % t.eval_every == 0:
                 t0 = time.time()
                 every = cfg.eval.images_every
@@ -172,7 +180,9 @@ def train(cfg: DictConfig, out: Path) -> dict:
                 )
                 flat = log_eval(writer, results, base_eval.results, step, images)
                 eval_pass1 = flat.get(f"eval/{sets[0].name}/pass@1", eval_pass1)
-                writer.add_scalar("time/eval_s", time.time() - t0, step)
+                scalars["time/eval_s"] = time.time() - t0
+                writer.add_scalar("time/eval_s", scalars["time/eval_s"], step)
+            scalar_log.add(step, scalars)  # time/eval_s: a mean per iteration in train.csv
             if last or stop.signum is not None or step % t.checkpoint_every == 0:
                 path = state.save()
             progress.update(
