@@ -147,7 +147,7 @@ def test_categorical_app_writes_plots_and_metrics(tmp_path):
 
 
 def test_categorical_sweep_is_summarized(tmp_path):
-    from mazerl.apps.summarize import summarize
+    from mazerl.analysis import summarize
 
     sweep = tmp_path / "sweep"
     out = run_app(

@@ -8,9 +8,11 @@ import math
 import numpy as np
 import pytest
 import yaml
+from scipy import stats
 from torch.utils.tensorboard import SummaryWriter
 
-from mazerl.apps.summarize import paired_difference, summarize, t_quantile
+from mazerl.analysis import summarize
+from mazerl.analysis.stats import paired_difference
 from mazerl.eval.passk import exact_pass_at_k
 
 KS = (1, 8, 128, 256, 1024, 2048)
@@ -48,12 +50,6 @@ def fake_run(root, name, overrides, exact_p, iterations=20, curve_seed=0):
     return run
 
 
-def test_t_quantiles_match_the_tables():
-    for df, table in [(1, 12.7062), (2, 4.3027), (4, 2.7764), (10, 2.2281), (30, 2.0423)]:
-        assert t_quantile(0.975, df) == pytest.approx(table, abs=1e-4)
-    assert t_quantile(0.975, math.inf) == pytest.approx(1.95996, abs=1e-5)
-
-
 def test_paired_difference_by_hand():
     d = np.array([[0.1, 0.2, 0.3], [0.3, 0.2, 0.4]])  # 2 seeds x 3 mazes
     out = paired_difference(d)
@@ -64,9 +60,9 @@ def test_paired_difference_by_hand():
     # Welch-Satterthwaite: 0.005^2 / (0.0025^2 / 1 + 0.0025^2 / 2) = 8 / 3
     assert out.df == pytest.approx(8 / 3)
     lo, hi = out.interval()
-    half = t_quantile(0.975, 8 / 3) * math.sqrt(0.005)
+    half = stats.t.ppf(0.975, 8 / 3) * math.sqrt(0.005)
     assert (lo, hi) == pytest.approx((0.25 - half, 0.25 + half))
-    assert 3.18 < t_quantile(0.975, 8 / 3) < 4.30  # between the tables' df = 3 and df = 2
+    assert 3.18 < stats.t.ppf(0.975, 8 / 3) < 4.30  # between the tables' df = 3 and df = 2
     one = paired_difference(d[:1])
     assert one.mean == pytest.approx(0.2) and math.isnan(one.se)
     assert one.text() == "+0.200 (n/a)"
@@ -90,7 +86,7 @@ def test_summary_pairs_gamma_by_seed_and_maze(tmp_path):
     v_seed = np.var([0.15, 0.05, 0.15], ddof=1) / 3  # 0.01 / 3 / 3
     v_maze = np.var([1 / 15, 1 / 6, 2 / 15, 1 / 10], ddof=1) / 4
     df = (v_seed + v_maze) ** 2 / (v_seed**2 / 2 + v_maze**2 / 3)
-    half = t_quantile(0.975, df) * math.sqrt(v_seed + v_maze)
+    half = stats.t.ppf(0.975, df) * math.sqrt(v_seed + v_maze)
     mean = 0.35 / 3  # the mean of d
     expected = f"{mean:+.3f} [{mean - half:+.3f}, {mean + half:+.3f}]"
     row = next(

@@ -305,7 +305,8 @@ def test_non_finite_parameters_are_never_checkpointed_nor_resumed(tmp_path):
 
 
 def test_summarizer_lists_unreadable_metrics_by_name_and_summarizes_the_rest(tmp_path):
-    from mazerl.apps.summarize import aggregate, find_runs, markdown
+    from mazerl.analysis.runs import find_runs
+    from mazerl.analysis.tables import aggregate, markdown
 
     contents = {
         "a": '{"final": {"eval/id/pass@1": 0.5}}',

@@ -10,7 +10,8 @@ import yaml
 from conftest import FAST, run_app
 from torch.utils.tensorboard import SummaryWriter
 
-from mazerl.apps.summarize import errorbars_vs_n, summarize
+from mazerl.analysis import summarize
+from mazerl.analysis.figures import errorbars_vs_n
 
 
 @pytest.mark.parametrize(

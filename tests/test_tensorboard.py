@@ -16,7 +16,8 @@ from tensorboard.plugins import base_plugin
 from tensorboard.plugins.custom_scalar.custom_scalars_plugin import CustomScalarsPlugin
 from tensorboard.plugins.hparams import metadata as hparams_metadata
 
-from mazerl.apps.summarize import final_pictures, find_runs, plot_behaviour, swept_keys
+from mazerl.analysis.figures import final_pictures, plot_behaviour
+from mazerl.analysis.runs import find_runs, swept_keys
 from mazerl.envs.maze import Maze
 from mazerl.envs.render import END_MARKS, render_behaviour, visit_fraction
 from mazerl.eval.dashboard import headline_ks, tb_tag, train_layout

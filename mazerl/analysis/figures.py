@@ -1,0 +1,376 @@
+"""The sweep's figures: the paper's Figs. 6 and 7 for maze sweeps, pass@k versus k, behaviour
+pictures, braid-maze routes, and the categorical simulation's final values versus N."""
+
+import io
+import math
+from collections import defaultdict
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import yaml
+
+from mazerl.algos.tail_miss import tail_miss
+from mazerl.analysis.runs import (
+    Run,
+    events,
+    group_runs,
+    natural_key,
+    read_curves,
+    swept_keys,
+)
+from mazerl.analysis.stats import mean_se
+from mazerl.analysis.tables import headline, logged_ks
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+FIG6_KS = (1, 128, 1024, 2048)  # the paper's Fig. 6 panels
+N_KEYS = ("train.group_size", "sim.group_size")
+
+
+def final_pictures(run: Run) -> dict[str, np.ndarray]:
+    """`{set: (H, W, 3) picture}`: the first behaviour picture (`images/<set>/0`, drawn by
+    `mazerl.envs.render.render_behaviour`) of the run's last evaluation."""
+    acc = events(run)
+    if acc is None:
+        return {}
+    out = {}
+    for tag in acc.Tags()["images"]:
+        _, name, index = tag.split("/")
+        if index == "0":
+            png = acc.Images(tag)[-1].encoded_image_string  # the reservoir keeps the last
+            out[name] = plt.imread(io.BytesIO(png), format="png")
+    return out
+
+
+def plot_behaviour(sweep: Path, finished: list[Run], keys: list[str]) -> Path | None:
+    """`behaviour.png`: for each group (its first seed) and evaluation set, the behaviour
+    picture of the first maze at the final evaluation, as TensorBoard shows it."""
+    groups = group_runs(finished, keys)
+    rows = {label: final_pictures(groups[label][0]) for label in sorted(groups, key=natural_key)}
+    rows = {label: pics for label, pics in rows.items() if pics}
+    if not rows:
+        return None
+    sets = sorted({s for pics in rows.values() for s in pics})
+    fig, axes = plt.subplots(
+        len(rows), len(sets), figsize=(4.2 * len(sets), 2.6 * len(rows)), squeeze=False
+    )
+    for ax_row, (label, pics) in zip(axes, rows.items(), strict=True):
+        for ax, s in zip(ax_row, sets, strict=True):
+            if s in pics:
+                ax.imshow(pics[s])
+            ax.set_axis_off()
+        ax_row[0].set_title(label, fontsize=8, loc="left")
+    for ax, s in zip(axes[0], sets, strict=True):
+        ax.set_title(f"{s}\n", fontsize=9)  # above the first row's group label
+    footer(fig, sweep)
+    fig.tight_layout()
+    return save_figure(fig, sweep / "behaviour.png")
+
+
+def smooth(values: np.ndarray, window: int) -> np.ndarray:
+    """Trailing moving average over `window` points (fewer at the start)."""
+    if window <= 1:
+        return values
+    csum = np.concatenate([[0.0], np.cumsum(values)])
+    idx = np.arange(1, len(values) + 1)
+    lo = np.maximum(idx - window, 0)
+    return (csum[idx] - csum[lo]) / (idx - lo)
+
+
+def _band(
+    ax, series: list[list[tuple[int, float]]], label: str, color=None, window: int = 1
+) -> None:
+    """Mean over seeds +- standard error (a band), each seed smoothed over `window` points."""
+    steps = sorted({s for one in series for s, _ in one})
+    table = np.full((len(series), len(steps)), np.nan)
+    index = {s: i for i, s in enumerate(steps)}
+    for j, one in enumerate(series):
+        for s, v in one:
+            table[j, index[s]] = v
+        table[j] = smooth(table[j], window)
+    mean = np.nanmean(table, 0)
+    se = np.nanstd(table, 0, ddof=1) / np.sqrt(len(series)) if len(series) > 1 else 0 * mean
+    (line,) = ax.plot(steps, mean, label=label, color=color, lw=1.3)
+    ax.fill_between(steps, mean - se, mean + se, color=line.get_color(), alpha=0.2, lw=0)
+
+
+def colours(labels: list[str]) -> dict[str, tuple]:
+    """A distinct colour per label (tab10, tab20 beyond 10), the same in every panel."""
+    cmap = plt.get_cmap("tab10" if len(labels) <= 10 else "tab20")
+    return {label: cmap(i % cmap.N) for i, label in enumerate(labels)}
+
+
+def outside_legend(fig, axes, title: str = "") -> None:
+    """One legend for the figure, above the panels (never over the data)."""
+    handles, labels = {}, {}
+    for ax in np.ravel(axes):
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(lab, h)
+            labels[lab] = lab
+    ncol = min(len(handles), 3)
+    rows = -(-len(handles) // max(ncol, 1))
+    height = fig.get_size_inches()[1]
+    top = 1 - (0.3 + 0.22 * rows) / height
+    fig.legend(
+        list(handles.values()), list(labels), loc="upper center", ncol=ncol, fontsize=8,
+        title=title or None, title_fontsize=8, frameon=False,
+    )  # fmt: skip
+    fig.tight_layout(rect=(0, 0.03, 1, top))
+
+
+def save_figure(fig, path: Path) -> Path:
+    """Write `fig` as a PNG at 110 dpi and free it."""
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def footer(fig, sweep: Path) -> None:
+    """The command that drew the figure, at its bottom left."""
+    fig.text(0.005, 0.005, f"mazerl-summarize {sweep}", fontsize=6, color="0.45")
+
+
+def method_label(run: Run, keys: list[str], n_key: str | None) -> str:
+    """The run's swept values other than the group size and the seed."""
+    parts = [
+        f"{k}={run.overrides[k]}" for k in keys if k not in (n_key, "seed") and k in run.overrides
+    ]
+    return ", ".join(parts) or "all"
+
+
+def by_method_and_n(
+    runs: list[Run], keys: list[str], n_key: str | None, value
+) -> dict[str, dict[int, list[float]]]:
+    """`value(run)` grouped by method, then by group size (0 when N is not swept)."""
+    out: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in runs:
+        n = int(r.overrides[n_key]) if n_key and n_key in r.overrides else 0
+        out[method_label(r, keys, n_key)][n].append(value(r))
+    return out
+
+
+def errorbars_vs_n(ax, by_method: dict[str, dict[int, list[float]]], palette=None) -> None:
+    """One line per method: mean +- standard error over seeds at each N; a log N axis with
+    a tick at each N (set here: setting the scale afterwards would reset the ticks)."""
+    for method, by_n in sorted(by_method.items()):
+        ns = sorted(by_n)
+        stats = [mean_se(by_n[n]) for n in ns]
+        ax.errorbar(
+            ns,
+            [m for m, _ in stats],
+            yerr=[e for _, e in stats],
+            marker="o",
+            ms=3,
+            capsize=3,
+            label=method,
+            color=(palette or {}).get(method),
+        )
+    ns = sorted({n for by_n in by_method.values() for n in by_n})
+    if ns and ns[0] > 0:  # a log axis labelled at the swept group sizes themselves
+        ax.set_xscale("log")
+        ax.set_xticks(ns, [str(n) for n in ns])
+        ax.minorticks_off()
+
+
+def first_set(cols: list[str]) -> str:
+    """The in-distribution set (`id`), else the first evaluation set."""
+    sets = sorted({c.split("/")[1] for c in cols if c.startswith("eval/")})
+    return "id" if "id" in sets else sets[0]
+
+
+def plot_pass_at_k(sweep: Path, finished: list[Run], keys: list[str], cols: list[str]) -> Path:
+    """pass@k versus k per group, one panel per evaluation set (exact where logged)."""
+    sets = sorted({c.split("/")[1] for c in cols if c.startswith("eval/")})
+    groups = group_runs(finished, keys)
+    palette = colours(sorted(groups, key=natural_key))
+    fig, axes = plt.subplots(1, len(sets), figsize=(4.5 * len(sets), 4.2), squeeze=False)
+    for ax, s in zip(axes[0], sets, strict=True):
+        family = headline([c for c in cols if c.split("/")[1] == s])[0].split("/")[2]
+        prefix = f"eval/{s}/{family.split('@')[0]}@"
+        for label in sorted(groups, key=natural_key):
+            finals = [r.metrics["final"] for r in groups[label]]
+            ks = logged_ks(finals, prefix)
+            means = [mean_se([f.get(f"{prefix}{k}") for f in finals])[0] for k in ks]
+            ax.plot(ks, means, marker=".", label=label, color=palette[label], lw=1.2)
+        base = finished[0].metrics.get("base", {})
+        bks = logged_ks([base], prefix)
+        if bks:
+            ax.plot(bks, [base[f"{prefix}{k}"] for k in bks], "k--", label="base model")
+        ax.set(xscale="log", xlabel="k", ylabel=prefix.split("/")[-1] + "k", title=s)
+    outside_legend(fig, axes)
+    footer(fig, sweep)
+    path = sweep / "pass_at_k.png"
+    return save_figure(fig, path)
+
+
+def plot_curves(sweep: Path, finished: list[Run], keys: list[str], cols: list[str]) -> Path:
+    """The paper's Fig. 7: one row per group size N (one row when N is not swept); columns
+    train reward (each seed smoothed over 1/25 of the run), eval pass@1 and eval exact
+    pass@K for the largest logged K (2048 in the study presets) against iteration; one line
+    per method with a seed band (+- standard error)."""
+    n_key = next((k for k in N_KEYS if k in keys), None)
+    s = first_set(cols)
+    exact_ks = logged_ks([r.metrics["final"] for r in finished], f"eval/{s}/exact_pass@")
+    pass1 = f"eval/{s}/exact_pass@1" if 1 in exact_ks else f"eval/{s}/pass@1"
+    panels = [("train reward (smoothed)", ("train/reward_mean", "train/success_rate"), True)]
+    panels.append((f"eval {pass1.split('/')[2].replace('_', ' ')} ({s})", (pass1,), False))
+    if exact_ks and exact_ks[-1] > 1:
+        big = f"eval/{s}/exact_pass@{exact_ks[-1]}"
+        panels.append((f"eval exact pass@{exact_ks[-1]} ({s})", (big,), False))
+    tags = tuple(t for _, ts, _ in panels for t in ts)
+    curves = {r.path: read_curves(r, tags) for r in finished}
+    ns = sorted({int(r.overrides.get(n_key, 0)) if n_key else 0 for r in finished})
+    methods = sorted({method_label(r, keys, n_key) for r in finished}, key=natural_key)
+    palette = colours(methods)
+    fig, axes = plt.subplots(
+        len(ns), len(panels), figsize=(4.2 * len(panels), 2.6 * len(ns) + 0.9), squeeze=False
+    )
+    for i, n in enumerate(ns):
+        for j, (title, options, smoothed) in enumerate(panels):
+            ax = axes[i][j]
+            for method in methods:
+                members = [
+                    r
+                    for r in finished
+                    if method_label(r, keys, n_key) == method
+                    and (not n_key or int(r.overrides.get(n_key, 0)) == n)
+                ]
+                series = []
+                for r in members:
+                    tag = next((t for t in options if t in curves[r.path]), None)
+                    if tag is not None:
+                        series.append(curves[r.path][tag])
+                if series:
+                    window = max(1, len(series[0]) // 25) if smoothed else 1
+                    _band(ax, series, method, palette[method], window)
+            ax.set_title(title if i == 0 else "", fontsize=9)
+            ax.grid(alpha=0.3)
+            ax.ticklabel_format(axis="y", useOffset=False)
+            if j == 0 and n_key:
+                ax.set_ylabel(f"N = {n}")
+            if i == len(ns) - 1:
+                ax.set_xlabel("iteration")
+    outside_legend(fig, axes)
+    footer(fig, sweep)
+    path = sweep / "curves.png"
+    return save_figure(fig, path)
+
+
+def plot_neglog_vs_n(
+    sweep: Path, finished: list[Run], keys: list[str], n_key: str, cols: list[str]
+) -> Path | None:
+    """The paper's Fig. 6: -log pass@K against N (log axes) for K = 1, 128, 1024, 2048 (exact
+    values, those logged), one line per method, mean +- standard error over seeds. A pass@K
+    of 1 (to float precision) is drawn at 1e-6."""
+    s = first_set(cols)
+    logged = logged_ks([r.metrics["final"] for r in finished], f"eval/{s}/exact_pass@")
+    ks = [k for k in FIG6_KS if k in logged]
+    if not ks:
+        return None
+    methods = sorted({method_label(r, keys, n_key) for r in finished}, key=natural_key)
+    palette = colours(methods)
+    fig, axes = plt.subplots(1, len(ks), figsize=(3.6 * len(ks), 3.9), squeeze=False)
+    for ax, k in zip(axes[0], ks, strict=True):
+
+        def neglog(r: Run, col=f"eval/{s}/exact_pass@{k}") -> float:
+            return max(-math.log(max(r.metrics["final"][col], 1e-300)), 1e-6)
+
+        errorbars_vs_n(ax, by_method_and_n(finished, keys, n_key, neglog), palette)
+        ax.set(yscale="log", xlabel="group size N", title=f"K = {k}")
+        ax.grid(alpha=0.3, which="both")
+    axes[0][0].set_ylabel(f"-log exact pass@K ({s})")
+    outside_legend(fig, axes)
+    footer(fig, sweep)
+    path = sweep / "neglog_pass_vs_n.png"
+    return save_figure(fig, path)
+
+
+def plot_maze(sweep: Path, runs: list[Run], cols: list[str]) -> list[Path]:
+    finished = [r for r in runs if r.metrics is not None]
+    keys = swept_keys(runs)
+    out = [plot_pass_at_k(sweep, finished, keys, cols), plot_curves(sweep, finished, keys, cols)]
+    pictures = plot_behaviour(sweep, finished, keys)
+    out += [pictures] if pictures else []
+    n_key = next((k for k in N_KEYS if k in keys), None)
+    if n_key is None:
+        return out
+    fig6 = plot_neglog_vs_n(sweep, finished, keys, n_key, cols)
+    out += [fig6] if fig6 else []
+    # the largest k versus N, per method, with the tail-miss curve as a regime guide
+    s = first_set(cols)
+    metric = max(
+        (c for c in headline(cols) if c.split("/")[1] == s), key=lambda c: int(c.split("@")[1])
+    )
+    by_method = by_method_and_n(finished, keys, n_key, lambda r: r.metrics["final"].get(metric))
+    palette = colours(sorted(by_method, key=natural_key))
+    fig, ax = plt.subplots(figsize=(6.5, 4.4))
+    errorbars_vs_n(ax, by_method, palette)
+    p = finished[0].metrics.get("base", {}).get(f"eval/{s}/success_rate")
+    if p is not None and 0 < p < 1:
+        ns = np.unique(np.logspace(0, 8, 200, base=2).astype(int))
+        twin = ax.twinx()
+        twin.plot(ns, tail_miss(ns, p, 0.1 * p), "k:", label="Pr(B_tau)")
+        twin.set_ylabel(f"tail miss Pr(B_tau) at p = {p:.2f}, tau = 0.1 p (dotted)", fontsize=8)
+    ax.set(xlabel="group size N", ylabel=metric)
+    outside_legend(fig, [ax])
+    footer(fig, sweep)
+    out.append(sweep / "pass_vs_n.png")
+    save_figure(fig, out[-1])
+    return out
+
+
+def plot_routes(sweep: Path, runs: list[Run]) -> Path:
+    """Rare-route mass over training per group (seed bands) and routes retained versus N."""
+    finished = [r for r in runs if r.metrics is not None]
+    keys = swept_keys(runs)
+    groups = group_runs(finished, keys)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    palette = colours(sorted(groups, key=natural_key))
+    for label in sorted(groups, key=natural_key):
+        curves = [read_curves(r, ("routes/train_rare_mass",)) for r in groups[label]]
+        series = [c["routes/train_rare_mass"] for c in curves if "routes/train_rare_mass" in c]
+        if series:  # one value per iteration: smoothed over 1/25 of the run, as in curves.png
+            _band(axes[0], series, label, palette[label], max(1, len(series[0]) // 25))
+    axes[0].set(
+        xlabel="iteration",
+        ylabel="exact mass of base-rare routes",
+        title="rare-route mass over training (smoothed)",
+    )
+    axes[0].legend(fontsize=7)
+    n_key = next((k for k in N_KEYS if k in keys), None)
+
+    def retained(r: Run) -> float:
+        config = yaml.safe_load((r.path / ".hydra" / "config.yaml").read_text())
+        return config["maze"]["routes"] - r.metrics["final"]["routes/id/forgotten"]
+
+    errorbars_vs_n(axes[1], by_method_and_n(finished, keys, n_key, retained))
+    axes[1].set(
+        xlabel="group size N",
+        ylabel="routes per maze not forgotten",
+        title="routes retained",
+    )
+    axes[1].legend(fontsize=7)
+    fig.tight_layout()
+    path = sweep / "routes.png"
+    return save_figure(fig, path)
+
+
+def plot_categorical(sweep: Path, runs: list[Run], cols: list[str]) -> list[Path]:
+    finished = [r for r in runs if r.metrics is not None]
+    keys = swept_keys(runs)
+    n_key = next((k for k in N_KEYS if k in keys), None)
+    if n_key is None or not cols:
+        return []
+    fig, axes = plt.subplots(1, len(cols), figsize=(4 * len(cols), 3.5), squeeze=False)
+    for ax, col in zip(axes[0], cols, strict=True):
+        errorbars_vs_n(
+            ax, by_method_and_n(finished, keys, n_key, lambda r, c=col: r.metrics["final"][c])
+        )
+        ax.set(xlabel="group size N", title=f"final {col}")
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    path = sweep / "final_vs_n.png"
+    save_figure(fig, path)
+    return [path]

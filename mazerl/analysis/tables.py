@@ -1,0 +1,254 @@
+"""The sweep's tables: final metrics per group (mean +- standard error over seeds) and the
+paired differences against gamma = 0 or GRPO, as markdown and CSV."""
+
+import csv
+import math
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from mazerl.analysis.runs import (
+    Run,
+    group_label,
+    group_runs,
+    natural_key,
+    per_maze_values,
+    swept_keys,
+)
+from mazerl.analysis.stats import mean_se, paired_difference
+
+MAZE_KS = (1, 8, 64, 256)  # sampled pass@k columns (runs without exact values)
+EXACT_KS = (1, 8, 256, 2048)  # exact pass@k columns
+PAIRED_KEYS = {"focal.gamma": "0", "algo": "grpo"}  # compared key -> reference value
+CATEGORICAL_KEYS = ("q_pos", "m_ret", "rare_mass", "forgotten")
+ROUTE_KEYS = ("rare_mass", "common_mass", "forgotten", "distinct_found")
+
+
+def metric_columns(finished: list[Run]) -> list[str]:
+    """Final-metric names to tabulate, in display order."""
+    finals = [r.metrics["final"] for r in finished]
+    if all(any(k.startswith("eval/") for k in f) for f in finals):
+        sets = sorted({k.split("/")[1] for f in finals for k in f if k.startswith("eval/")})
+        cols = []
+        for s in sets:
+            family, wanted = "exact_pass", EXACT_KS
+            ks = logged_ks(finals, f"eval/{s}/exact_pass@")
+            if not ks:  # no exact values (allow_revisits): the sampled estimates
+                family, wanted = "pass", MAZE_KS
+                ks = logged_ks(finals, f"eval/{s}/pass@")
+            chosen = [k for k in wanted if k in ks] or ks[:1]
+            if ks and ks[-1] not in chosen and ks[-1] < wanted[-1]:
+                chosen.append(ks[-1])  # the largest k the evaluation allows
+            cols += [f"eval/{s}/{family}@{k}" for k in chosen]
+            cols += [f"eval/{s}/delta_{family}@{k}_vs_base" for k in chosen]
+        route_cols = [f"routes/id/{k}" for k in ROUTE_KEYS]
+        return cols + [c for c in route_cols if all(c in f for f in finals)]
+    return [k for k in CATEGORICAL_KEYS if all(k in f for f in finals)]
+
+
+def logged_ks(finals: list[dict], prefix: str) -> list[int]:
+    """The k of every `<prefix>k` metric (standard errors left out), sorted."""
+    return sorted(
+        {
+            int(k.split("@")[1])
+            for f in finals
+            for k in f
+            if k.startswith(prefix) and "_" not in k[len(prefix) :]
+        }
+    )
+
+
+def headline(cols: list[str]) -> list[str]:
+    """The evaluation metrics among the table's columns (changes against the base left out)."""
+    return [c for c in cols if c.startswith("eval/") and "/delta_" not in c]
+
+
+def aggregate(runs: list[Run]) -> tuple[list[str], list[dict]]:
+    """Rows of `{group, n_seeds, <metric>: (mean, se)}` over finished runs, grouped."""
+    keys = swept_keys(runs)
+    finished = [r for r in runs if r.metrics is not None]
+    if not finished:
+        return [], []
+    cols = metric_columns(finished)
+    groups = group_runs(finished, keys)
+    rows = []
+    for label in sorted(groups, key=natural_key):
+        members = groups[label]
+        row = {"group": label, "n_seeds": len(members)}
+        for c in cols:
+            row[c] = mean_se([m.metrics["final"].get(c, float("nan")) for m in members])
+        rows.append(row)
+    return cols, rows
+
+
+def paired_matrix(pairs: list[tuple[Run, Run]], col: str) -> np.ndarray:
+    """`[S, M]` differences B - A per seed and maze, or `[S, 1]` of the final values where
+    any run lacks per-maze values or the runs were evaluated on different mazes."""
+    per = [(per_maze_values(a, col), per_maze_values(b, col)) for a, b in pairs]
+    if all(x and y and len(x[0]) == len(y[0]) and x[1] == y[1] for x, y in per):
+        return np.stack([y[0] - x[0] for x, y in per])
+    return np.array([[b.metrics["final"][col] - a.metrics["final"][col]] for a, b in pairs])
+
+
+def _same(value: str, reference: str) -> bool:
+    try:
+        return float(value) == float(reference)
+    except ValueError:
+        return value == reference
+
+
+def paired_comparisons(runs: list[Run], cols: list[str]) -> list[dict]:
+    """For each key of PAIRED_KEYS that the sweep varies: every group against the group that
+    differs from it only in that key and has the reference value (gamma = 0, GRPO; else the
+    smallest value), runs paired by seed. Each entry: `key`, `group`, `reference` (group
+    labels as in the table) and `diffs` {headline column: PairedDiff}."""
+    keys = swept_keys(runs)
+    finished = [r for r in runs if r.metrics is not None]
+    out = []
+    for key, preferred in PAIRED_KEYS.items():
+        if key not in keys:
+            continue
+        others = [k for k in keys if k not in (key, "seed")]
+        cells: dict = defaultdict(lambda: defaultdict(dict))  # rest -> value -> seed -> run
+        for r in finished:
+            rest = tuple(r.overrides.get(k, "-") for k in others)
+            cells[rest][r.overrides.get(key, "-")][r.overrides.get("seed", "-")] = r
+        for rest in sorted(cells, key=lambda x: natural_key(",".join(x))):
+            by_value = cells[rest]
+            values = sorted(by_value, key=natural_key)
+            ref = next((v for v in values if _same(v, preferred)), values[0])
+            for value in values:
+                seeds = sorted(set(by_value[ref]) & set(by_value[value]), key=natural_key)
+                pairs = [(by_value[ref][s], by_value[value][s]) for s in seeds]
+                if value == ref or not pairs:
+                    continue
+                cols_here = [
+                    c
+                    for c in headline(cols)
+                    if all(c in r.metrics["final"] for p in pairs for r in p)
+                ]
+                if not cols_here:
+                    continue
+                out.append(
+                    {
+                        "key": key,
+                        "group": group_label(pairs[0][1], keys),
+                        "reference": group_label(pairs[0][0], keys),
+                        "diffs": {c: paired_difference(paired_matrix(pairs, c)) for c in cols_here},
+                    }
+                )
+    return out
+
+
+def paired_markdown(cols: list[str], paired: list[dict]) -> list[str]:
+    """One table per compared key and evaluation set."""
+    if not paired:
+        return []
+    lines = [
+        "## Paired differences",
+        "",
+        "Each group minus the group that differs from it only in the compared key (reference: "
+        "gamma = 0, GRPO), runs paired by seed and, where the evaluations saved per-maze values, "
+        "by evaluation maze. 95% t interval: variance = var over seeds of the per-seed mean "
+        "difference / seeds + var over mazes of the seed-averaged per-maze difference / mazes, "
+        "Welch-Satterthwaite degrees of freedom; n/a with one seed.",
+        "",
+    ]
+    for key in PAIRED_KEYS:
+        entries = [e for e in paired if e["key"] == key]
+        sets = sorted({c.split("/")[1] for e in entries for c in e["diffs"]})
+        for set_name in sets:
+            section = [c for c in headline(cols) if c.split("/")[1] == set_name]
+            heads = ["Δ" + c.split("/")[-1] for c in section]
+            lines += [f"### {key}, {set_name}", ""]
+            lines += table_head(["group", "against", "seeds", "mazes", *heads])
+            for e in entries:
+                diffs = [e["diffs"].get(c) for c in section]
+                first = next((d for d in diffs if d is not None), None)
+                if first is None:
+                    continue
+                cells = [d.text() if d is not None else "-" for d in diffs]
+                lines.append(
+                    f"| {e['group']} | {e['reference']} | {first.seeds} | {first.mazes} | "
+                    + " | ".join(cells)
+                    + " |"
+                )
+            lines.append("")
+    return lines
+
+
+def table_head(columns: list[str]) -> list[str]:
+    """A markdown table's header line and rule."""
+    return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+
+
+def markdown(cols: list[str], rows: list[dict], runs: list[Run], paired: list[dict] = ()) -> str:
+    """One table per evaluation set (maze sweeps) or one table (categorical sweeps), then the
+    runs that are missing or unfinished."""
+    lines = [
+        f"{len(runs)} runs, {sum(r.metrics is not None for r in runs)} finished; "
+        "mean ± standard error over seeds.",
+        "",
+    ]
+    sections: dict[str, list[str]] = defaultdict(list)
+    for c in cols:
+        if c.startswith("eval/"):
+            sections[c.split("/")[1]].append(c)
+        else:
+            sections[
+                "routes (id set, exact masses)" if c.startswith("routes/") else "final"
+            ].append(c)
+    for name, section in sections.items():
+        if rows:
+            heads = [
+                c.split("/")[-1].replace("delta_", "Δ").replace("_vs_base", "") for c in section
+            ]
+            lines += [f"### {name}", "", *table_head(["group", "seeds", *heads])]
+            for row in rows:
+                one = row["n_seeds"] < 2
+                cells = [
+                    f"{row[c][0]:.3f} ± {'n/a' if one else f'{row[c][1]:.3f}'}" for c in section
+                ]
+                lines.append(f"| {row['group']} | {row['n_seeds']} | " + " | ".join(cells) + " |")
+            lines.append("")
+    lines += paired_markdown(cols, list(paired))
+    missing = [r for r in runs if r.metrics is None]
+    if missing:
+        lines += [f"Missing or unfinished runs ({len(missing)}):"]
+        lines += [f"- {r.path.name}: {r.problem}" for r in missing]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def write_csv(path: Path, cols: list[str], rows: list[dict], paired: list[dict] = ()) -> None:
+    """One row per group: mean and standard error of every column (the error empty with one
+    seed), then per compared key the reference group and the paired difference of each
+    headline metric with its 95% interval (`paired_<key>/<metric>`, `_lo`, `_hi`; empty where
+    the group is a reference or has no partner, the interval empty with one seed)."""
+    found = {(e["key"], e["group"]): e for e in paired}
+    compared = {  # key -> the headline columns that have a paired difference
+        k: [c for c in headline(cols) if any(k == e["key"] and c in e["diffs"] for e in paired)]
+        for k in PAIRED_KEYS
+        if any(e["key"] == k for e in paired)
+    }
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        head = ["group", "n_seeds"] + [x for c in cols for x in (c, f"{c}_se")]
+        for k, paired_cols in compared.items():
+            head.append(f"paired_{k}/reference")
+            head += [f"paired_{k}/{c}{x}" for c in paired_cols for x in ("", "_lo", "_hi")]
+        w.writerow(head)
+        for row in rows:
+            one = row["n_seeds"] < 2
+            line = [row["group"], row["n_seeds"]]
+            line += [x for c in cols for x in (row[c][0], "" if one else row[c][1])]
+            for k, paired_cols in compared.items():
+                e = found.get((k, row["group"]), {"reference": "", "diffs": {}})
+                line.append(e["reference"])
+                for c in paired_cols:
+                    d = e["diffs"].get(c)
+                    lo, hi = d.interval() if d else (math.nan, math.nan)
+                    line += [d.mean if d else ""] + [
+                        x if math.isfinite(x) else "" for x in (lo, hi)
+                    ]
+            w.writerow(line)
