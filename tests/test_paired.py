@@ -12,7 +12,7 @@ from scipy import stats
 from torch.utils.tensorboard import SummaryWriter
 
 from mazerl.analysis import summarize
-from mazerl.analysis.stats import paired_difference
+from mazerl.analysis.stats import bootstrap_means, last_third, paired_difference, slope
 from mazerl.eval.passk import exact_pass_at_k
 
 KS = (1, 8, 128, 256, 1024, 2048)
@@ -53,19 +53,92 @@ def fake_run(root, name, overrides, exact_p, iterations=20, curve_seed=0):
 def test_paired_difference_by_hand():
     d = np.array([[0.1, 0.2, 0.3], [0.3, 0.2, 0.4]])  # 2 seeds x 3 mazes
     out = paired_difference(d)
-    # per-seed means 0.2, 0.3: variance 0.005, / 2 seeds = 0.0025
-    # per-maze means 0.2, 0.2, 0.35: variance (0.0025 + 0.0025 + 0.01) / 2 = 0.0075, / 3 = 0.0025
+    # seed means 0.2, 0.3 -> MS_unit = 3 * (0.05^2 + 0.05^2) / 1 = 0.015
+    # maze means 0.2, 0.2, 0.35 -> MS_maze = 2 * var = 2 * 0.0075 = 0.015
+    # residuals d - seed mean - maze mean + 0.25 = +-0.05 (four times) and 0 (twice):
+    # MS_res = 0.01 / ((2 - 1)(3 - 1)) = 0.005
+    # var = (0.015 + 0.015 - 0.005) / 6; the old sum 0.005 counted MS_res / 6 twice
     assert out.mean == pytest.approx(0.25)
-    assert out.se == pytest.approx(math.sqrt(0.005))
-    # Welch-Satterthwaite: 0.005^2 / (0.0025^2 / 1 + 0.0025^2 / 2) = 8 / 3
-    assert out.df == pytest.approx(8 / 3)
+    assert out.se == pytest.approx(math.sqrt(0.025 / 6))
+    # Satterthwaite: 0.025^2 / (0.015^2 / 1 + 0.015^2 / 2 + 0.005^2 / 2) = 0.000625 / 0.00035
+    assert out.df == pytest.approx(0.000625 / 0.00035)
     lo, hi = out.interval()
-    half = stats.t.ppf(0.975, 8 / 3) * math.sqrt(0.005)
+    half = stats.t.ppf(0.975, 0.000625 / 0.00035) * math.sqrt(0.025 / 6)
     assert (lo, hi) == pytest.approx((0.25 - half, 0.25 + half))
-    assert 3.18 < stats.t.ppf(0.975, 8 / 3) < 4.30  # between the tables' df = 3 and df = 2
     one = paired_difference(d[:1])
     assert one.mean == pytest.approx(0.2) and math.isnan(one.se)
     assert one.text() == "+0.200 (n/a)"
+    # a maze effect estimated below zero drops out: only the seed mean square is left
+    flat = np.array([[0.1, 0.3], [0.4, 0.2]])  # maze means equal: MS_maze = 0 < MS_res
+    # seed means 0.2, 0.3: MS_unit = 2 * 0.005 = 0.01; residuals +-0.1: MS_res = 0.04
+    # MS_unit < MS_res too: both components drop, var = MS_res / (U M) = 0.04 / 4, df 1
+    assert paired_difference(flat).se == pytest.approx(0.1)
+    assert paired_difference(flat).df == pytest.approx(1.0)
+
+
+def test_pooled_over_strata_by_hand():
+    # two group sizes (strata) x 2 seeds, one maze each: the pooled difference is the mean of
+    # the four units, their spread measured around their own N's mean
+    d = np.array([[0.1], [0.3], [1.0], [1.2]])
+    out = paired_difference(d, strata=np.array([8, 8, 32, 32]))
+    # deviations from stratum means: -0.1, +0.1, -0.1, +0.1: sum of squares 0.04 on 4 - 2
+    # degrees of freedom -> MS_unit 0.02, var = 0.02 / 4
+    assert out.mean == pytest.approx(0.65)
+    assert out.se == pytest.approx(math.sqrt(0.02 / 4))
+    assert out.df == pytest.approx(2.0)
+    # without strata the N difference counts as seed noise: deviations -0.55, -0.35, 0.35,
+    # 0.55 from 0.65, sum of squares 0.85 on 3 df, var = 0.85 / 3 / 4
+    assert paired_difference(d).se == pytest.approx(math.sqrt(0.85 / 3 / 4))
+
+
+def two_way(rng, units, mazes, s_a, s_b, s_e, size=()):
+    """d[..., u, m] = a_u + b_m + e_um with normal components of the given sds (mean 0)."""
+    a = rng.normal(0, s_a, (*size, units, 1))
+    b = rng.normal(0, s_b, (*size, 1, mazes))
+    return a + b + rng.normal(0, s_e, (*size, units, mazes))
+
+
+def test_two_way_interval_covers_and_agrees_with_the_hierarchical_bootstrap():
+    rng = np.random.default_rng(0)
+    # coverage with the study's 3 seeds: sds of a study's pass@1 differences (seed 0.02,
+    # maze 0.15, interaction 0.1) and a case where the interaction dominates
+    for s_a, s_b, s_e in ((0.02, 0.15, 0.1), (0.005, 0.02, 0.3)):
+        sims = two_way(rng, 3, 64, s_a, s_b, s_e, size=(2000,))
+        hits = 0
+        for d in sims:
+            lo, hi = paired_difference(d).interval()
+            hits += lo <= 0 <= hi
+        assert 0.93 <= hits / len(sims) <= 0.975, (s_a, s_b, s_e, hits / len(sims))
+    # the hierarchical bootstrap (seeds, then mazes) on one data set of 12 seeds x 400 mazes:
+    # its exact variance is sum of the population (ddof 0) variances of seed means / U, maze
+    # means / M and residuals / (U M); with 12 seeds it agrees with the analytic one
+    d = two_way(rng, 12, 400, 0.03, 0.15, 0.05)
+    boot = bootstrap_means(d, 4000, rng)
+    unit_means, maze_means = d.mean(1), d.mean(0)
+    resid = d - unit_means[:, None] - maze_means[None, :] + d.mean()
+    exact = unit_means.var() / 12 + maze_means.var() / 400 + resid.var() / (12 * 400)
+    assert boot.var() == pytest.approx(exact, rel=0.08)
+    assert boot.std() == pytest.approx(paired_difference(d).se, rel=0.08)
+
+
+def test_slope_by_hand():
+    steps = np.array([1000, 2000, 3000])
+    # two seeds, levels 0.5 and 0.7, both rising 0.01 per 1,000 steps, residuals +-0.001
+    y = np.array([[0.490, 0.501, 0.510], [0.690, 0.699, 0.710]])
+    out = slope(steps, y)
+    # centred steps -1000, 0, 1000; centred values: seed 0 -0.0103, 0.0007, 0.0097 (mean
+    # 0.5003); seed 1 -0.0097, -0.0007, 0.0103 (mean 0.6997). Sxy = 1000 * (0.02 + 0.02),
+    # Sxx = 2 * 2e6 -> beta = 1e-5 per step = +1.0 point per 1,000 steps
+    assert out.value == pytest.approx(1.0)
+    # residuals yc - beta x: seed 0 (-1, 2, -1) / 3000, seed 1 (1, -2, 1) / 3000: sum of
+    # squares 12 / 9e6 on 6 - 2 - 1 = 3 df
+    half = stats.t.ppf(0.975, 3) * math.sqrt(12 / 9e6 / 3 / 4e6) * 1e5
+    assert (out.lo, out.hi) == pytest.approx((1.0 - half, 1.0 + half))
+    assert out.moving  # the interval [0.89, 1.11] excludes 0 and 1.0 > 0.5
+    flat = slope(steps, np.array([[0.5, 0.5004, 0.5003], [0.7, 0.6999, 0.7002]]))
+    assert abs(flat.value) < 0.5 and not flat.moving
+    assert last_third(list(range(500, 20001, 500))) == list(range(13500, 20001, 500))
+    assert last_third([250, 500, 750, 1000]) == [500, 750, 1000]
 
 
 def test_summary_pairs_gamma_by_seed_and_maze(tmp_path):
@@ -83,10 +156,16 @@ def test_summary_pairs_gamma_by_seed_and_maze(tmp_path):
     # maze means 1/15, 1/6, 2/15, 1/10 (by hand)
     np.testing.assert_allclose(d.mean(1), [0.15, 0.05, 0.15], atol=1e-12)
     np.testing.assert_allclose(d.mean(0), [1 / 15, 1 / 6, 2 / 15, 1 / 10], atol=1e-12)
-    v_seed = np.var([0.15, 0.05, 0.15], ddof=1) / 3  # 0.01 / 3 / 3
-    v_maze = np.var([1 / 15, 1 / 6, 2 / 15, 1 / 10], ddof=1) / 4
-    df = (v_seed + v_maze) ** 2 / (v_seed**2 / 2 + v_maze**2 / 3)
-    half = stats.t.ppf(0.975, df) * math.sqrt(v_seed + v_maze)
+    # two-way mean squares: seeds, mazes and their interaction (residual)
+    ms_seed = 4 * np.var([0.15, 0.05, 0.15], ddof=1)
+    ms_maze = 3 * np.var([1 / 15, 1 / 6, 2 / 15, 1 / 10], ddof=1)
+    resid = d - d.mean(1, keepdims=True) - d.mean(0, keepdims=True) + d.mean()
+    ms_res = np.square(resid).sum() / (2 * 3)
+    # 0.0133 and 0.0056 against 0.0289: the interaction dominates, both components are
+    # estimated below zero and drop out: var = MS_res / (3 * 4) on 2 * 3 df
+    assert ms_seed < ms_res and ms_maze < ms_res
+    var, df = ms_res / 12, 6
+    half = stats.t.ppf(0.975, df) * math.sqrt(var)
     mean = 0.35 / 3  # the mean of d
     expected = f"{mean:+.3f} [{mean - half:+.3f}, {mean + half:+.3f}]"
     row = next(

@@ -41,24 +41,107 @@ class PairedDiff:
         return f"{self.mean:+.3f} [{lo:+.3f}, {hi:+.3f}]"
 
 
-def paired_difference(d: np.ndarray) -> PairedDiff:
-    """The paired difference of a metric from `d[s, m]` = metric of B minus metric of A for
-    seed s (the runs of A and B with the same seed) on evaluation maze m (M = 1 where only the
-    runs' final values are known).
+def paired_difference(d: np.ndarray, strata: np.ndarray | None = None) -> PairedDiff:
+    """The paired difference of a metric from `d[u, m]` = metric of B minus metric of A for
+    unit u (the runs of A and B with the same seed) on evaluation maze m (M = 1 where only
+    the runs' final values are known). `strata[u]` pools units of different settings (say
+    the group size N of each (N, seed) unit): the mean is then over all of them, and the
+    spread of units is measured around their stratum's mean.
 
-    Mean: d averaged over seeds and mazes. Its variance adds two parts: the seed part
-    var_s(mean_m d[s, m]) / S (how much training randomness moves the set-averaged
-    difference) and the maze part var_m(mean_s d[s, m]) / M (which mazes were drawn for the
-    evaluation), both with ddof = 1; the residual appears in both, so the sum errs on the wide
-    side. Degrees of freedom: Welch-Satterthwaite, (v_seed + v_maze)^2 / (v_seed^2 / (S - 1) +
-    v_maze^2 / (M - 1)). With one seed the seed part cannot be estimated: se and df are nan."""
+    A two-way random-effects decomposition, d[u, m] = mu + a_u + b_m + e_um (training
+    randomness a, the evaluation mazes drawn b, their interaction e), from the mean squares
+    MS_unit = M sum_u (dbar_u - dbar_stratum(u))^2 / (U - H), MS_maze = U var_m(dbar_m) and
+    MS_res = sum (d - dbar_u - dbar_m + dbar)^2 / ((U - 1)(M - 1)):
+    var(mean) = s2_a / U + s2_b / M + s2_e / (U M) with s2_a = (MS_unit - MS_res) / M,
+    s2_b = (MS_maze - MS_res) / U, s2_e = MS_res, i.e. (MS_unit + MS_maze - MS_res) / (U M):
+    the interaction counted once (adding the seed and the maze variances of the means, as
+    before, counts it twice). A component estimated below zero is set to zero (its mean
+    square then drops out). Degrees of freedom: Satterthwaite's for that sum of mean squares.
+    With fewer than two units per stratum the unit part cannot be estimated: se and df nan."""
     d = np.asarray(d, dtype=np.float64)
-    n_seeds, n_mazes = d.shape
+    n_units, n_mazes = d.shape
+    strata = np.zeros(n_units, int) if strata is None else np.unique(strata, return_inverse=True)[1]
+    df_unit = n_units - (strata.max() + 1)
     mean = float(d.mean())
-    if n_seeds < 2:
-        return PairedDiff(mean, float("nan"), float("nan"), n_seeds, n_mazes)
-    v_seed = float(d.mean(1).var(ddof=1)) / n_seeds
-    v_maze = float(d.mean(0).var(ddof=1)) / n_mazes if n_mazes > 1 else 0.0
-    denominator = v_seed**2 / (n_seeds - 1) + (v_maze**2 / (n_mazes - 1) if n_mazes > 1 else 0.0)
-    df = (v_seed + v_maze) ** 2 / denominator if denominator > 0 else float("inf")
-    return PairedDiff(mean, math.sqrt(v_seed + v_maze), df, n_seeds, n_mazes)
+    if df_unit < 1:
+        return PairedDiff(mean, float("nan"), float("nan"), n_units, n_mazes)
+    unit_means = d.mean(1)  # [U]
+    stratum_means = np.bincount(strata, unit_means) / np.bincount(strata)  # [H]
+    ms_unit = n_mazes * float(np.square(unit_means - stratum_means[strata]).sum()) / df_unit
+    terms = [(ms_unit, df_unit)]  # (mean square, its degrees of freedom), coefficient +1
+    if n_mazes > 1:
+        maze_means = d.mean(0)  # [M]
+        ms_maze = n_units * float(maze_means.var(ddof=1))
+        resid = d - unit_means[:, None] - maze_means[None, :] + mean  # [U, M]
+        df_res = (n_units - 1) * (n_mazes - 1)
+        ms_res = float(np.square(resid).sum()) / df_res
+        unit_kept, maze_kept = ms_unit > ms_res, ms_maze > ms_res
+        terms = [(ms_unit, df_unit)] * int(unit_kept) + [(ms_maze, n_mazes - 1)] * int(maze_kept)
+        terms += [(-ms_res, df_res)] * int(unit_kept and maze_kept)
+        if not (unit_kept or maze_kept):
+            terms = [(ms_res, df_res)]
+    total = sum(ms for ms, _ in terms)
+    df = total**2 / sum(ms**2 / f for ms, f in terms) if total > 0 else float("inf")
+    return PairedDiff(mean, math.sqrt(total / (n_units * n_mazes)), df, n_units, n_mazes)
+
+
+def bootstrap_means(d: np.ndarray, draws: int, rng: np.random.Generator) -> np.ndarray:
+    """`[draws]` means of `d[u, m]` resampled hierarchically: units (seeds) with replacement,
+    then evaluation mazes with replacement, one draw of mazes shared by the drawn units
+    (every seed is evaluated on the same mazes: drawing them per seed would hide the
+    mazes' common part)."""
+    n_units, n_mazes = d.shape
+    unit_counts = rng.multinomial(n_units, np.full(n_units, 1 / n_units), draws)  # [B, U]
+    maze_counts = rng.multinomial(n_mazes, np.full(n_mazes, 1 / n_mazes), draws)  # [B, M]
+    return np.einsum("bu,um,bm->b", unit_counts, d, maze_counts) / (n_units * n_mazes)
+
+
+@dataclass
+class Slope:
+    """A trend in points (percent) per 1,000 steps with its 95% interval, from `points`
+    evaluations; `moving` when the interval excludes zero and the slope exceeds
+    `MOVING_SLOPE` in size."""
+
+    value: float
+    lo: float
+    hi: float
+    points: int
+
+    @property
+    def moving(self) -> bool:
+        return (self.lo > 0 or self.hi < 0) and abs(self.value) > MOVING_SLOPE
+
+    def text(self) -> str:
+        if not math.isfinite(self.lo):
+            return f"{self.value:+.1f} (n/a)"
+        return f"{self.value:+.1f} [{self.lo:+.1f}, {self.hi:+.1f}]" + " *" * self.moving
+
+
+MOVING_SLOPE = 0.5  # points per 1,000 steps: below this a trend is called flat
+
+
+def slope(steps: np.ndarray, values: np.ndarray) -> Slope:
+    """The common slope of `values[u, t]` (fractions; one row per seed) over `steps[t]`,
+    each seed with its own level (y = a_u + beta t + e), by least squares, in points per
+    1,000 steps; a t interval on U T - U - 1 degrees of freedom (nan below one). The
+    evaluations of one run are correlated in time, so the interval is if anything narrow:
+    it errs toward calling a run still moving."""
+    steps = np.asarray(steps, dtype=np.float64)
+    y = np.asarray(values, dtype=np.float64)  # [U, T]
+    n_units, n_steps = y.shape
+    x = steps - steps.mean()  # [T]
+    yc = y - y.mean(1, keepdims=True)  # [U, T]
+    sxx = n_units * float(np.square(x).sum())
+    beta = float((yc * x).sum()) / sxx
+    scale = 100 * 1000  # fraction per step -> points per 1,000 steps
+    df = n_units * n_steps - n_units - 1
+    if df < 1:
+        return Slope(beta * scale, float("nan"), float("nan"), n_steps)
+    s2 = float(np.square(yc - beta * x).sum()) / df
+    half = stats.t.ppf(0.975, df) * math.sqrt(s2 / sxx)
+    return Slope(beta * scale, (beta - half) * scale, (beta + half) * scale, n_steps)
+
+
+def last_third(steps: list[int]) -> list[int]:
+    """The last third of the evaluation steps (at least 3, all when fewer)."""
+    return sorted(steps)[-max(3, math.ceil(len(steps) / 3)) :]
