@@ -13,11 +13,12 @@ import yaml
 from mazerl.algos.tail_miss import tail_miss
 from mazerl.analysis.runs import (
     Run,
+    eval_curve,
     events,
     group_runs,
     natural_key,
-    read_curves,
     swept_keys,
+    train_curves,
 )
 from mazerl.analysis.stats import mean_se
 from mazerl.analysis.tables import headline, logged_ks
@@ -219,8 +220,9 @@ def plot_curves(sweep: Path, finished: list[Run], keys: list[str], cols: list[st
     if exact_ks and exact_ks[-1] > 1:
         big = f"eval/{s}/exact_pass@{exact_ks[-1]}"
         panels.append((f"eval exact pass@{exact_ks[-1]} ({s})", (big,), False))
-    tags = tuple(t for _, ts, _ in panels for t in ts)
-    curves = {r.path: read_curves(r, tags) for r in finished}
+    curves = {r.path: train_curves(r) for r in finished}
+    for r in finished:
+        curves[r.path] |= {t: eval_curve(r, t) for _, ts, _ in panels[1:] for t in ts}
     ns = sorted({int(r.overrides.get(n_key, 0)) if n_key else 0 for r in finished})
     methods = sorted({method_label(r, keys, n_key) for r in finished}, key=natural_key)
     palette = colours(methods)
@@ -329,9 +331,9 @@ def plot_routes(sweep: Path, runs: list[Run]) -> Path:
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
     palette = colours(sorted(groups, key=natural_key))
     for label in sorted(groups, key=natural_key):
-        curves = [read_curves(r, ("routes/train_rare_mass",)) for r in groups[label]]
+        curves = [train_curves(r) for r in groups[label]]
         series = [c["routes/train_rare_mass"] for c in curves if "routes/train_rare_mass" in c]
-        if series:  # one value per iteration: smoothed over 1/25 of the run, as in curves.png
+        if series:  # smoothed over 1/25 of the run's points, as in curves.png
             _band(axes[0], series, label, palette[label], max(1, len(series[0]) // 25))
     axes[0].set(
         xlabel="iteration",

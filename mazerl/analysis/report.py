@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from mazerl.analysis.convergence import convergence, convergence_markdown, entry_settled
 from mazerl.analysis.figures import plot_categorical, plot_maze, plot_routes
 from mazerl.analysis.runs import find_runs
 from mazerl.analysis.tables import aggregate, markdown, paired_comparisons, write_csv
@@ -16,7 +17,11 @@ def summarize(sweep: Path) -> str:
         raise UserError(f"no runs under {sweep} (looked for folders with a .hydra/ config)")
     cols, rows = aggregate(runs)
     paired = paired_comparisons(runs, cols) if rows else []
-    text = markdown(cols, rows, runs, paired)
+    trends = convergence(runs, cols, paired) if rows else {"groups": {}, "paired": []}
+    for i, e in enumerate(paired):
+        sets = {c.split("/")[1] for c in e["diffs"]}
+        e["converged"] = {s: entry_settled(trends, i, e, s) for s in sets}
+    text = markdown(cols, rows, runs, paired, convergence_markdown(trends, paired))
     (sweep / "summary.md").write_text(text)
     write_csv(sweep / "summary.csv", cols, rows, paired)
     if rows:

@@ -2,16 +2,22 @@
 
 A run is any folder with a `.hydra/` config (whatever the launcher); its overrides name it
 within the sweep, `metrics.json` marks it finished, `eval/step_*.json` hold each evaluation
-with its per-maze values, and `tb/` (not committed) its TensorBoard events.
+with its per-maze values, `train.csv` the training scalars (both committed with a study), and
+`tb/` (not committed) its TensorBoard events, read only for what the committed files lack.
+
+    from mazerl.analysis import load_sweep
+    df = load_sweep("experiments/runs/maze_long")   # one row per run and evaluation step
 """
 
+import csv
 import functools
 import json
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import yaml
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
@@ -21,11 +27,13 @@ from mazerl.train.run_state import read_metrics
 
 @dataclass
 class Run:
+    """One run folder: its command-line overrides (`key -> value` as typed) and, when it
+    finished, its `metrics.json`; otherwise `problem` says why not."""
+
     path: Path
     overrides: dict[str, str]
     metrics: dict | None = None  # None: unfinished or unreadable
     problem: str = ""
-    curves: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
 
 
 def _parse_override(item: str) -> tuple[str, str]:
@@ -34,6 +42,7 @@ def _parse_override(item: str) -> tuple[str, str]:
 
 
 def find_runs(sweep: Path) -> list[Run]:
+    """Every run under `sweep` (folders holding `.hydra/`), in path order."""
     runs = []
     for hydra_dir in sorted(sweep.rglob(".hydra")):
         path = hydra_dir.parent
@@ -88,28 +97,91 @@ def natural_key(label: str):
     return out
 
 
-@functools.lru_cache(maxsize=256)
-def final_evaluation(path: Path) -> dict | None:
-    """A run's final `eval/step_*.json` (per-maze values), None if absent or unreadable."""
+def evaluations(path: Path) -> dict[int, dict]:
+    """`{step: evaluation}` of a run's `eval/step_*.json` (per set: the scalar metrics and
+    `per_maze` values); unreadable files are left out."""
     files = sorted((path / "eval").glob("step_*.json"))
-    try:
-        return json.loads(files[-1].read_text()) if files else None
-    except (OSError, json.JSONDecodeError):
-        return None
+    return _evaluations(path, tuple((f.name, f.stat().st_mtime_ns) for f in files))
 
 
-def per_maze_values(run: Run, col: str) -> tuple[np.ndarray, str] | None:
-    """`eval/<set>/exact_pass@k` or `eval/<set>/pass@k` of every evaluation maze of the run's
-    final evaluation, and the hash naming those mazes; None where it was not saved."""
+@functools.lru_cache(maxsize=256)
+def _evaluations(path: Path, stamp: tuple) -> dict[int, dict]:
+    """`stamp` (file names and times) keys the cache, so a growing run is read again."""
+    out = {}
+    for name, _ in stamp:
+        try:
+            out[int(name.removeprefix("step_").removesuffix(".json"))] = json.loads(
+                (path / "eval" / name).read_text()
+            )
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def per_maze_values(run: Run, col: str, step: int | None = None) -> tuple[np.ndarray, str] | None:
+    """`eval/<set>/exact_pass@k` or `eval/<set>/pass@k` of every evaluation maze at `step`
+    (None: the run's last evaluation), and the hash naming those mazes; None where it was
+    not saved."""
     _, set_name, metric = col.split("/")
     family, k = metric.split("@")
-    per = ((final_evaluation(run.path) or {}).get(set_name) or {}).get("per_maze") or {}
+    evals = evaluations(run.path)
+    step = max(evals, default=None) if step is None else step
+    per = ((evals.get(step) or {}).get(set_name) or {}).get("per_maze") or {}
     if family == "exact_pass" and per.get("exact_p") is not None:
         return exact_pass_at_k(np.array(per["exact_p"]), int(k)), per.get("mazes_hash", "")
     if family == "pass" and per.get("successes") and int(k) <= per["n"]:
         values = pass_at_k(per["n"], np.array(per["successes"]), int(k))
         return np.atleast_1d(values), per.get("mazes_hash", "")
     return None
+
+
+def eval_curve(run: Run, col: str) -> list[tuple[int, float]]:
+    """`(step, value)` of `eval/<set>/<metric>` at every saved evaluation, from step 0 (the
+    base model, where the run finished and recorded it) on."""
+    _, set_name, metric = col.split("/")
+    base = (run.metrics or {}).get("base", {}).get(col)
+    points = [(0, base)] if base is not None else []
+    for step, ev in sorted(evaluations(run.path).items()):
+        value = (ev.get(set_name) or {}).get(metric)
+        if value is not None:
+            points.append((step, float(value)))
+    return points
+
+
+def train_curves(run: Run) -> dict[str, list[tuple[int, float]]]:
+    """`{tag: [(step, value)]}` of the training scalars: `train.csv` (means over every
+    `log_every` steps), else the TensorBoard events (every step), else nothing."""
+    table = run.path / "train.csv"
+    if table.exists():
+        with open(table, newline="") as f:
+            rows = [r for r in csv.DictReader(f) if None not in r.values()]
+        tags = [c for c in (rows[0] if rows else {}) if c != "step"]
+        return {t: [(int(r["step"]), float(r[t])) for r in rows] for t in tags}
+    acc = events(run)
+    if acc is None:
+        return {}
+    return {t: [(e.step, e.value) for e in acc.Scalars(t)] for t in acc.Tags()["scalars"]}
+
+
+def load_sweep(*paths: str | Path) -> pd.DataFrame:
+    """One row per run and evaluation step of every run under `paths`: `run` (its folder),
+    its overrides (one column per key, values as typed), `finished`, `step`, and one column
+    per scalar metric of each evaluation set (`<set>/<metric>`, e.g. `id/exact_pass@1`).
+    Per-maze values: `per_maze_values(Run, "eval/<set>/<metric>", step)`."""
+    records = []
+    for path in paths:
+        for run in find_runs(Path(path)):
+            for step, ev in sorted(evaluations(run.path).items()):
+                row = {"run": str(run.path), **run.overrides}
+                row |= {"finished": run.metrics is not None, "step": step}
+                for set_name, values in ev.items():
+                    row |= {
+                        f"{set_name}/{k}": v
+                        for k, v in values.items()
+                        if isinstance(v, int | float) and not isinstance(v, bool)
+                    }
+                records.append(row)
+    return pd.DataFrame.from_records(records)
 
 
 def events(run: Run) -> EventAccumulator | None:
@@ -128,11 +200,3 @@ def _load_events(tb: Path, stamp: tuple) -> EventAccumulator:
     acc = EventAccumulator(str(tb), size_guidance={"scalars": 0, "images": 1})
     acc.Reload()
     return acc
-
-
-def read_curves(run: Run, tags: tuple[str, ...]) -> dict[str, list[tuple[int, float]]]:
-    acc = events(run)
-    if acc is None:
-        return {}
-    present = set(acc.Tags()["scalars"])
-    return {t: [(e.step, e.value) for e in acc.Scalars(t)] for t in tags if t in present}

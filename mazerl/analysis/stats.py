@@ -109,7 +109,7 @@ class Slope:
 
     @property
     def moving(self) -> bool:
-        return (self.lo > 0 or self.hi < 0) and abs(self.value) > MOVING_SLOPE
+        return bool((self.lo > 0 or self.hi < 0) and abs(self.value) > MOVING_SLOPE)
 
     def text(self) -> str:
         if not math.isfinite(self.lo):

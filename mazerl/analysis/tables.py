@@ -10,6 +10,7 @@ import numpy as np
 
 from mazerl.analysis.runs import (
     Run,
+    evaluations,
     group_label,
     group_runs,
     natural_key,
@@ -82,13 +83,20 @@ def aggregate(runs: list[Run]) -> tuple[list[str], list[dict]]:
     return cols, rows
 
 
-def paired_matrix(pairs: list[tuple[Run, Run]], col: str) -> np.ndarray:
-    """`[S, M]` differences B - A per seed and maze, or `[S, 1]` of the final values where
-    any run lacks per-maze values or the runs were evaluated on different mazes."""
-    per = [(per_maze_values(a, col), per_maze_values(b, col)) for a, b in pairs]
+def paired_matrix(pairs: list[tuple[Run, Run]], col: str, step: int | None = None) -> np.ndarray:
+    """`[S, M]` differences B - A per seed and maze at evaluation `step` (None: the final
+    one), or `[S, 1]` of the set-level values where any run lacks per-maze values or the
+    runs were evaluated on different mazes."""
+    per = [(per_maze_values(a, col, step), per_maze_values(b, col, step)) for a, b in pairs]
     if all(x and y and len(x[0]) == len(y[0]) and x[1] == y[1] for x, y in per):
         return np.stack([y[0] - x[0] for x, y in per])
-    return np.array([[b.metrics["final"][col] - a.metrics["final"][col]] for a, b in pairs])
+    if step is None:
+        return np.array([[b.metrics["final"][col] - a.metrics["final"][col]] for a, b in pairs])
+    _, set_name, metric = col.split("/")
+    return np.array(
+        [[evaluations(b.path)[step][set_name][metric] - evaluations(a.path)[step][set_name][metric]]
+         for a, b in pairs]
+    )  # fmt: skip
 
 
 def _same(value: str, reference: str) -> bool:
@@ -98,20 +106,18 @@ def _same(value: str, reference: str) -> bool:
         return value == reference
 
 
-def paired_comparisons(runs: list[Run], cols: list[str]) -> list[dict]:
+def pairings(runs: list[Run]) -> list[tuple[str, list[tuple[Run, Run]]]]:
     """For each key of PAIRED_KEYS that the sweep varies: every group against the group that
     differs from it only in that key and has the reference value (gamma = 0, GRPO; else the
-    smallest value), runs paired by seed. Each entry: `key`, `group`, `reference` (group
-    labels as in the table) and `diffs` {headline column: PairedDiff}."""
+    smallest value), as `(key, [(reference run, run)] paired by seed)`."""
     keys = swept_keys(runs)
-    finished = [r for r in runs if r.metrics is not None]
     out = []
     for key, preferred in PAIRED_KEYS.items():
         if key not in keys:
             continue
         others = [k for k in keys if k not in (key, "seed")]
         cells: dict = defaultdict(lambda: defaultdict(dict))  # rest -> value -> seed -> run
-        for r in finished:
+        for r in runs:
             rest = tuple(r.overrides.get(k, "-") for k in others)
             cells[rest][r.overrides.get(key, "-")][r.overrides.get("seed", "-")] = r
         for rest in sorted(cells, key=lambda x: natural_key(",".join(x))):
@@ -121,28 +127,37 @@ def paired_comparisons(runs: list[Run], cols: list[str]) -> list[dict]:
             for value in values:
                 seeds = sorted(set(by_value[ref]) & set(by_value[value]), key=natural_key)
                 pairs = [(by_value[ref][s], by_value[value][s]) for s in seeds]
-                if value == ref or not pairs:
-                    continue
-                cols_here = [
-                    c
-                    for c in headline(cols)
-                    if all(c in r.metrics["final"] for p in pairs for r in p)
-                ]
-                if not cols_here:
-                    continue
-                out.append(
-                    {
-                        "key": key,
-                        "group": group_label(pairs[0][1], keys),
-                        "reference": group_label(pairs[0][0], keys),
-                        "diffs": {c: paired_difference(paired_matrix(pairs, c)) for c in cols_here},
-                    }
-                )
+                if value != ref and pairs:
+                    out.append((key, pairs))
+    return out
+
+
+def paired_comparisons(runs: list[Run], cols: list[str]) -> list[dict]:
+    """The paired difference of every headline column between the finished runs of each
+    pairing (`pairings`). Each entry: `key`, `group`, `reference` (group labels as in the
+    table), `pairs` and `diffs` {headline column: PairedDiff}."""
+    keys = swept_keys(runs)
+    out = []
+    for key, pairs in pairings([r for r in runs if r.metrics is not None]):
+        cols_here = [
+            c for c in headline(cols) if all(c in r.metrics["final"] for p in pairs for r in p)
+        ]
+        if cols_here:
+            out.append(
+                {
+                    "key": key,
+                    "group": group_label(pairs[0][1], keys),
+                    "reference": group_label(pairs[0][0], keys),
+                    "pairs": pairs,
+                    "diffs": {c: paired_difference(paired_matrix(pairs, c)) for c in cols_here},
+                }
+            )
     return out
 
 
 def paired_markdown(cols: list[str], paired: list[dict]) -> list[str]:
-    """One table per compared key and evaluation set."""
+    """One table per compared key and evaluation set; `converged` per set where the entries
+    carry it (`mazerl.analysis.convergence`)."""
     if not paired:
         return []
     lines = [
@@ -150,9 +165,9 @@ def paired_markdown(cols: list[str], paired: list[dict]) -> list[str]:
         "",
         "Each group minus the group that differs from it only in the compared key (reference: "
         "gamma = 0, GRPO), runs paired by seed and, where the evaluations saved per-maze values, "
-        "by evaluation maze. 95% t interval: variance = var over seeds of the per-seed mean "
-        "difference / seeds + var over mazes of the seed-averaged per-maze difference / mazes, "
-        "Welch-Satterthwaite degrees of freedom; n/a with one seed.",
+        "by evaluation maze. 95% t interval from a two-way (seed x maze) decomposition: "
+        "variance = (MS_seed + MS_maze - MS_residual) / (seeds x mazes), the interaction "
+        "counted once, Satterthwaite degrees of freedom; n/a with one seed.",
         "",
     ]
     for key in PAIRED_KEYS:
@@ -161,20 +176,27 @@ def paired_markdown(cols: list[str], paired: list[dict]) -> list[str]:
         for set_name in sets:
             section = [c for c in headline(cols) if c.split("/")[1] == set_name]
             heads = ["Δ" + c.split("/")[-1] for c in section]
+            marked = any("converged" in e for e in entries)
             lines += [f"### {key}, {set_name}", ""]
-            lines += table_head(["group", "against", "seeds", "mazes", *heads])
+            lines += table_head(
+                ["group", "against", "seeds", "mazes", *heads] + ["converged"] * marked
+            )
+            count = 0
             for e in entries:
                 diffs = [e["diffs"].get(c) for c in section]
                 first = next((d for d in diffs if d is not None), None)
                 if first is None:
                     continue
                 cells = [d.text() if d is not None else "-" for d in diffs]
+                cells += [e["converged"][set_name]] if marked else []
+                count += sum(d is not None and math.isfinite(d.se) for d in diffs)
                 lines.append(
                     f"| {e['group']} | {e['reference']} | {first.seeds} | {first.mazes} | "
                     + " | ".join(cells)
                     + " |"
                 )
-            lines.append("")
+            lines += ["", f"{count} intervals in this table (at 95% each, about "
+                      f"{count / 20:.1f} would miss their true value by chance).", ""]  # fmt: skip
     return lines
 
 
@@ -183,9 +205,16 @@ def table_head(columns: list[str]) -> list[str]:
     return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
 
 
-def markdown(cols: list[str], rows: list[dict], runs: list[Run], paired: list[dict] = ()) -> str:
-    """One table per evaluation set (maze sweeps) or one table (categorical sweeps), then the
-    runs that are missing or unfinished."""
+def markdown(
+    cols: list[str],
+    rows: list[dict],
+    runs: list[Run],
+    paired: list[dict] = (),
+    extra: list[str] = (),
+) -> str:
+    """One table per evaluation set (maze sweeps) or one table (categorical sweeps), the
+    paired differences, the `extra` lines (convergence), then the runs that are missing or
+    unfinished."""
     lines = [
         f"{len(runs)} runs, {sum(r.metrics is not None for r in runs)} finished; "
         "mean ± standard error over seeds.",
@@ -213,6 +242,7 @@ def markdown(cols: list[str], rows: list[dict], runs: list[Run], paired: list[di
                 lines.append(f"| {row['group']} | {row['n_seeds']} | " + " | ".join(cells) + " |")
             lines.append("")
     lines += paired_markdown(cols, list(paired))
+    lines += list(extra)
     missing = [r for r in runs if r.metrics is None]
     if missing:
         lines += [f"Missing or unfinished runs ({len(missing)}):"]

@@ -1,0 +1,125 @@
+"""Convergence as a measured property: the slope of each group's exact pass@1 and pass@256
+(and of each paired difference) over the last third of its evaluations.
+
+A group is *still moving* on a metric when the 95% interval of the slope excludes zero and
+the slope exceeds `MOVING_SLOPE` (0.5 points per 1,000 steps) in size; a result (a group, or
+a paired difference and the two groups it compares) is called converged only where none of
+them is still moving.
+"""
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from mazerl.analysis.runs import Run, evaluations, group_runs, natural_key, swept_keys
+from mazerl.analysis.stats import MOVING_SLOPE, Slope, last_third, slope
+from mazerl.analysis.tables import headline, table_head
+
+TREND_KS = (1, 256)
+
+
+def trend_columns(cols: list[str]) -> list[str]:
+    """The headline pass@1 and pass@256 of each evaluation set (exact where logged)."""
+    return [c for c in headline(cols) if int(c.split("@")[1]) in TREND_KS]
+
+
+def values_at(run: Run, col: str, steps: Iterable[int]) -> list[float]:
+    """The set-level value of `eval/<set>/<metric>` at each evaluation step."""
+    _, set_name, metric = col.split("/")
+    evals = evaluations(run.path)
+    return [float(evals[s][set_name][metric]) for s in steps]
+
+
+def common_steps(runs: list[Run], col: str) -> list[int]:
+    """The evaluation steps at which every run logged `col`."""
+    _, set_name, metric = col.split("/")
+    sets = [
+        {s for s, ev in evaluations(r.path).items() if metric in ev.get(set_name, {})} for r in runs
+    ]
+    return sorted(set.intersection(*sets)) if sets else []
+
+
+def group_slope(runs: list[Run], col: str) -> Slope | None:
+    """The slope of `col` over the last third of the runs' common evaluations (one row per
+    seed); None with fewer than two evaluations."""
+    steps = common_steps(runs, col)
+    if len(steps) < 2:
+        return None
+    tail = last_third(steps)
+    return slope(np.array(tail), np.array([values_at(r, col, tail) for r in runs]))
+
+
+def difference_slope(pairs: list[tuple[Run, Run]], col: str) -> Slope | None:
+    """The slope of the per-seed difference (run minus reference) of `col`."""
+    steps = common_steps([r for p in pairs for r in p], col)
+    if len(steps) < 2:
+        return None
+    tail = last_third(steps)
+    diff = [np.subtract(values_at(b, col, tail), values_at(a, col, tail)) for a, b in pairs]
+    return slope(np.array(tail), np.array(diff))
+
+
+def convergence(runs: list[Run], cols: list[str], paired: list[dict]) -> dict:
+    """`{"groups": {label: {col: Slope | None}}, "paired": [{col: Slope | None}, ...]}` over
+    the finished runs; "paired" follows the order of `paired` (`paired_comparisons`)."""
+    finished = [r for r in runs if r.metrics is not None]
+    trend = trend_columns(cols)
+    groups = group_runs(finished, swept_keys(runs))
+    return {
+        "groups": {
+            label: {c: group_slope(groups[label], c) for c in trend}
+            for label in sorted(groups, key=natural_key)
+        },
+        "paired": [{c: difference_slope(e["pairs"], c) for c in trend} for e in paired],
+    }
+
+
+def settled(slopes: Iterable[Slope | None]) -> str:
+    """ "yes" when no slope is still moving, "no" when one is, "n/a" without slopes."""
+    found = [s for s in slopes if s is not None]
+    if not found:
+        return "n/a"
+    return "no" if any(s.moving for s in found) else "yes"
+
+
+def entry_settled(trends: dict, index: int, entry: dict, set_name: str) -> str:
+    """Whether a paired difference on `set_name` is converged: both groups it compares and
+    the difference itself (pass@1 and pass@256)."""
+    on_set = [c for c in trends["paired"][index] if c.split("/")[1] == set_name]
+    slopes = [trends["paired"][index][c] for c in on_set]
+    for label in (entry["group"], entry["reference"]):
+        slopes += [trends["groups"].get(label, {}).get(c) for c in on_set]
+    return settled(slopes)
+
+
+def convergence_markdown(trends: dict, paired: list[dict]) -> list[str]:
+    """The slope tables: per group, then per paired difference."""
+    groups = trends["groups"]
+    trend = list(next(iter(groups.values()), {}))
+    if not trend or all(s is None for g in groups.values() for s in g.values()):
+        return []
+    any_slope = next(s for g in groups.values() for s in g.values() if s is not None)
+    heads = [f"{c.split('/')[1]} {c.split('/')[2].replace('exact_', '')}" for c in trend]
+    lines = [
+        "## Convergence",
+        "",
+        "Slope over the last third of the evaluations (the last "
+        f"{any_slope.points} here), points per 1,000 steps, with its 95% interval (each seed "
+        f"its own level); `*` = still moving: the interval excludes 0 and the slope exceeds "
+        f"{MOVING_SLOPE} points per 1,000 steps. A result is called converged only where no "
+        "group it compares is still moving.",
+        "",
+        *table_head(["group", *heads, "converged"]),
+    ]
+    for label, slopes in groups.items():
+        cells = [slopes[c].text() if slopes[c] is not None else "n/a" for c in trend]
+        lines.append(f"| {label} | " + " | ".join(cells) + f" | {settled(slopes.values())} |")
+    if paired:
+        lines += ["", "Paired differences (per-seed difference of the set-level values):", ""]
+        lines += table_head(["group", "against", *heads])
+        for e, slopes in zip(paired, trends["paired"], strict=True):
+            cells = [slopes[c].text() if slopes.get(c) is not None else "n/a" for c in trend]
+            lines.append(f"| {e['group']} | {e['reference']} | " + " | ".join(cells) + " |")
+    n = sum(s is not None for g in groups.values() for s in g.values())
+    n += sum(s is not None for p in trends["paired"] for s in p.values())
+    return [*lines, "", f"{n} slope intervals in these tables.", ""]
