@@ -8,20 +8,22 @@ from pathlib import Path
 
 import matplotlib
 import numpy as np
-import yaml
 
 from mazerl.algos.tail_miss import tail_miss
+from mazerl.analysis.paper import TABLE4_KS, table4_gain
 from mazerl.analysis.runs import (
     Run,
     eval_curve,
+    evaluations,
     events,
     group_runs,
     natural_key,
+    set_order,
     swept_keys,
     train_curves,
 )
-from mazerl.analysis.stats import mean_se
-from mazerl.analysis.tables import headline, logged_ks
+from mazerl.analysis.stats import mean_se, paired_difference
+from mazerl.analysis.tables import headline, logged_ks, paired_matrix, pairings, sets_of
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -46,14 +48,17 @@ def final_pictures(run: Run) -> dict[str, np.ndarray]:
 
 
 def plot_behaviour(sweep: Path, finished: list[Run], keys: list[str]) -> Path | None:
-    """`behaviour.png`: for each group (its first seed) and evaluation set, the behaviour
-    picture of the first maze at the final evaluation, as TensorBoard shows it."""
+    """`behaviour.png`: for each group (its first run, named with its seed) and evaluation set,
+    the behaviour picture of the first maze at the final evaluation, as TensorBoard shows it
+    (from the events: committed studies without them draw none)."""
     groups = group_runs(finished, keys)
-    rows = {label: final_pictures(groups[label][0]) for label in sorted(groups, key=natural_key)}
+    shown = {label: groups[label][0] for label in sorted(groups, key=natural_key)}
+    rows = {label: final_pictures(run) for label, run in shown.items()}
     rows = {label: pics for label, pics in rows.items() if pics}
     if not rows:
         return None
-    sets = sorted({s for pics in rows.values() for s in pics})
+    found = {s for pics in rows.values() for s in pics}
+    sets = [s for s in set_order(finished) if s in found] + sorted(found - set(set_order(finished)))
     fig, axes = plt.subplots(
         len(rows), len(sets), figsize=(4.2 * len(sets), 2.6 * len(rows)), squeeze=False
     )
@@ -62,7 +67,8 @@ def plot_behaviour(sweep: Path, finished: list[Run], keys: list[str]) -> Path | 
             if s in pics:
                 ax.imshow(pics[s])
             ax.set_axis_off()
-        ax_row[0].set_title(label, fontsize=8, loc="left")
+        run = shown[label]
+        ax_row[0].set_title(f"{label}: {run.path.name}, seed {run.seed}", fontsize=8, loc="left")
     for ax, s in zip(axes[0], sets, strict=True):
         ax.set_title(f"{s}\n", fontsize=9)  # above the first row's group label
     footer(fig, sweep)
@@ -110,6 +116,9 @@ def outside_legend(fig, axes, title: str = "") -> None:
         for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(lab, h)
             labels[lab] = lab
+    if not handles:
+        fig.tight_layout()
+        return
     ncol = min(len(handles), 3)
     rows = -(-len(handles) // max(ncol, 1))
     height = fig.get_size_inches()[1]
@@ -133,12 +142,47 @@ def footer(fig, sweep: Path) -> None:
     fig.text(0.005, 0.005, f"mazerl-summarize {sweep}", fontsize=6, color="0.45")
 
 
+ALGO_NAMES = {
+    "grpo": "GRPO",
+    "dapo": "DAPO",
+    "cispo": "CISPO",
+    "drgrpo": "Dr. GRPO",
+    "rloo": "RLOO",
+}
+
+
 def method_label(run: Run, keys: list[str], n_key: str | None) -> str:
-    """The run's swept values other than the group size and the seed."""
-    parts = [
-        f"{k}={run.overrides[k]}" for k in keys if k not in (n_key, "seed") and k in run.overrides
+    """The method as a paper names it ("GRPO", "F-GRPO γ 0.5", "F-CISPO γ 1"), then the
+    other swept values except the group size and the seed ("key=value")."""
+    algo = (run.config.get("algo") or {}).get("name", "")
+    name = ALGO_NAMES.get(algo, algo)
+    gamma = float((run.config.get("focal") or {}).get("gamma", 0.0))
+    head = f"F-{name} γ {gamma:g}" if gamma else name
+    rest = [
+        f"{k}={run.overrides[k]}"
+        for k in keys
+        if k not in (n_key, "seed", "algo", "focal.gamma") and k in run.overrides
     ]
-    return ", ".join(parts) or "all"
+    return ", ".join([head, *rest] if head else rest) or "all"
+
+
+def method_order(name: str):
+    """Sort key of method names: plain algorithms (the references) before focal variants."""
+    return name.startswith("F-"), natural_key(name)
+
+
+def run_label(run: Run, keys: list[str]) -> str:
+    """The method, and the group size N where it is swept."""
+    n_key = next((k for k in N_KEYS if k in keys), None)
+    n = f", N = {run.overrides[n_key]}" if n_key and n_key in run.overrides else ""
+    return method_label(run, keys, n_key) + n
+
+
+def base_value(runs: list[Run], col: str) -> float | None:
+    """The base model's `col` averaged over the runs (one base model per seed, or one for
+    all), None where no finished run recorded it."""
+    values = [r.metrics["base"][col] for r in runs if col in (r.metrics or {}).get("base", {})]
+    return float(np.mean(values)) if values else None
 
 
 def by_method_and_n(
@@ -155,7 +199,7 @@ def by_method_and_n(
 def errorbars_vs_n(ax, by_method: dict[str, dict[int, list[float]]], palette=None) -> None:
     """One line per method: mean +- standard error over seeds at each N; a log N axis with
     a tick at each N (set here: setting the scale afterwards would reset the ticks)."""
-    for method, by_n in sorted(by_method.items()):
+    for method, by_n in sorted(by_method.items(), key=lambda item: method_order(item[0])):
         ns = sorted(by_n)
         stats = [mean_se(by_n[n]) for n in ns]
         ax.errorbar(
@@ -177,24 +221,26 @@ def errorbars_vs_n(ax, by_method: dict[str, dict[int, list[float]]], palette=Non
 
 def first_set(cols: list[str]) -> str:
     """The in-distribution set (`id`), else the first evaluation set."""
-    sets = sorted({c.split("/")[1] for c in cols if c.startswith("eval/")})
+    sets = sets_of(cols)
     return "id" if "id" in sets else sets[0]
 
 
 def plot_pass_at_k(sweep: Path, finished: list[Run], keys: list[str], cols: list[str]) -> Path:
     """pass@k versus k per group, one panel per evaluation set (exact where logged)."""
-    sets = sorted({c.split("/")[1] for c in cols if c.startswith("eval/")})
+    sets = sets_of(cols)
     groups = group_runs(finished, keys)
-    palette = colours(sorted(groups, key=natural_key))
+    order = sorted(groups, key=natural_key)
+    names = {label: run_label(groups[label][0], keys) for label in order}
+    palette = colours(order)
     fig, axes = plt.subplots(1, len(sets), figsize=(4.5 * len(sets), 4.2), squeeze=False)
     for ax, s in zip(axes[0], sets, strict=True):
         family = headline([c for c in cols if c.split("/")[1] == s])[0].split("/")[2]
         prefix = f"eval/{s}/{family.split('@')[0]}@"
-        for label in sorted(groups, key=natural_key):
+        for label in order:
             finals = [r.metrics["final"] for r in groups[label]]
             ks = logged_ks(finals, prefix)
             means = [mean_se([f.get(f"{prefix}{k}") for f in finals])[0] for k in ks]
-            ax.plot(ks, means, marker=".", label=label, color=palette[label], lw=1.2)
+            ax.plot(ks, means, marker=".", label=names[label], color=palette[label], lw=1.2)
         base = finished[0].metrics.get("base", {})
         bks = logged_ks([base], prefix)
         if bks:
@@ -208,9 +254,10 @@ def plot_pass_at_k(sweep: Path, finished: list[Run], keys: list[str], cols: list
 
 def plot_curves(sweep: Path, finished: list[Run], keys: list[str], cols: list[str]) -> Path:
     """The paper's Fig. 7: one row per group size N (one row when N is not swept); columns
-    train reward (each seed smoothed over 1/25 of the run), eval pass@1 and eval exact
-    pass@K for the largest logged K (2048 in the study presets) against iteration; one line
-    per method with a seed band (+- standard error)."""
+    train reward (each seed smoothed over 1/25 of its points; from train.csv, else the
+    events), eval pass@1 and eval exact pass@K for the largest logged K (2048 in the study
+    presets; from eval/*.json) against iteration; one line per method with a seed band (+-
+    standard error), the base model dashed."""
     n_key = next((k for k in N_KEYS if k in keys), None)
     s = first_set(cols)
     exact_ks = logged_ks([r.metrics["final"] for r in finished], f"eval/{s}/exact_pass@")
@@ -224,7 +271,7 @@ def plot_curves(sweep: Path, finished: list[Run], keys: list[str], cols: list[st
     for r in finished:
         curves[r.path] |= {t: eval_curve(r, t) for _, ts, _ in panels[1:] for t in ts}
     ns = sorted({int(r.overrides.get(n_key, 0)) if n_key else 0 for r in finished})
-    methods = sorted({method_label(r, keys, n_key) for r in finished}, key=natural_key)
+    methods = sorted({method_label(r, keys, n_key) for r in finished}, key=method_order)
     palette = colours(methods)
     fig, axes = plt.subplots(
         len(ns), len(panels), figsize=(4.2 * len(panels), 2.6 * len(ns) + 0.9), squeeze=False
@@ -247,6 +294,13 @@ def plot_curves(sweep: Path, finished: list[Run], keys: list[str], cols: list[st
                 if series:
                     window = max(1, len(series[0]) // 25) if smoothed else 1
                     _band(ax, series, method, palette[method], window)
+            row = [r for r in finished if not n_key or int(r.overrides.get(n_key, 0)) == n]
+            base = base_value(row, options[0]) if j > 0 else None
+            if base is not None:
+                ax.axhline(base, color="k", ls="--", lw=0.9, label="base model")
+            if not ax.lines:
+                ax.text(0.5, 0.5, "no train.csv or tb/ events", ha="center", va="center",
+                        transform=ax.transAxes, fontsize=8, color="0.4")  # fmt: skip
             ax.set_title(title if i == 0 else "", fontsize=9)
             ax.grid(alpha=0.3)
             ax.ticklabel_format(axis="y", useOffset=False)
@@ -264,14 +318,15 @@ def plot_neglog_vs_n(
     sweep: Path, finished: list[Run], keys: list[str], n_key: str, cols: list[str]
 ) -> Path | None:
     """The paper's Fig. 6: -log pass@K against N (log axes) for K = 1, 128, 1024, 2048 (exact
-    values, those logged), one line per method, mean +- standard error over seeds. A pass@K
-    of 1 (to float precision) is drawn at 1e-6."""
+    values, those logged), one line per method, mean +- standard error over seeds, the base
+    model dashed; K = 1 on a linear axis (its values are far from 0). A pass@K of 1 (to float
+    precision) is drawn at 1e-6."""
     s = first_set(cols)
     logged = logged_ks([r.metrics["final"] for r in finished], f"eval/{s}/exact_pass@")
     ks = [k for k in FIG6_KS if k in logged]
     if not ks:
         return None
-    methods = sorted({method_label(r, keys, n_key) for r in finished}, key=natural_key)
+    methods = sorted({method_label(r, keys, n_key) for r in finished}, key=method_order)
     palette = colours(methods)
     fig, axes = plt.subplots(1, len(ks), figsize=(3.6 * len(ks), 3.9), squeeze=False)
     for ax, k in zip(axes[0], ks, strict=True):
@@ -280,9 +335,13 @@ def plot_neglog_vs_n(
             return max(-math.log(max(r.metrics["final"][col], 1e-300)), 1e-6)
 
         errorbars_vs_n(ax, by_method_and_n(finished, keys, n_key, neglog), palette)
-        ax.set(yscale="log", xlabel="group size N", title=f"K = {k}")
+        base = base_value(finished, f"eval/{s}/exact_pass@{k}")
+        if base is not None:
+            neg = -math.log(max(base, 1e-300))
+            ax.axhline(neg, color="k", ls="--", lw=0.9, label="base model")
+        ax.set(yscale="linear" if k == 1 else "log", xlabel="group size N", title=f"K = {k}")
         ax.grid(alpha=0.3, which="both")
-    axes[0][0].set_ylabel(f"-log exact pass@K ({s})")
+    axes[0][0].set_ylabel(f"-log exact pass@K ({s}), lower is better")
     outside_legend(fig, axes)
     footer(fig, sweep)
     path = sweep / "neglog_pass_vs_n.png"
@@ -297,18 +356,24 @@ def plot_maze(sweep: Path, runs: list[Run], cols: list[str]) -> list[Path]:
     out += [pictures] if pictures else []
     n_key = next((k for k in N_KEYS if k in keys), None)
     if n_key is None:
-        return out
+        return out + [
+            p for p in (plot_gap(sweep, runs, cols), plot_frontier(sweep, runs, cols)) if p
+        ]
     fig6 = plot_neglog_vs_n(sweep, finished, keys, n_key, cols)
     out += [fig6] if fig6 else []
+    out += [p for p in (plot_gap(sweep, runs, cols), plot_frontier(sweep, runs, cols)) if p]
     # the largest k versus N, per method, with the tail-miss curve as a regime guide
     s = first_set(cols)
     metric = max(
         (c for c in headline(cols) if c.split("/")[1] == s), key=lambda c: int(c.split("@")[1])
     )
     by_method = by_method_and_n(finished, keys, n_key, lambda r: r.metrics["final"].get(metric))
-    palette = colours(sorted(by_method, key=natural_key))
+    palette = colours(sorted(by_method, key=method_order))
     fig, ax = plt.subplots(figsize=(6.5, 4.4))
     errorbars_vs_n(ax, by_method, palette)
+    base = base_value(finished, metric)
+    if base is not None:
+        ax.axhline(base, color="k", ls="--", lw=0.9, label="base model")
     p = finished[0].metrics.get("base", {}).get(f"eval/{s}/success_rate")
     if p is not None and 0 < p < 1:
         ns = np.unique(np.logspace(0, 8, 200, base=2).astype(int))
@@ -324,36 +389,50 @@ def plot_maze(sweep: Path, runs: list[Run], cols: list[str]) -> list[Path]:
 
 
 def plot_routes(sweep: Path, runs: list[Run]) -> Path:
-    """Rare-route mass over training per group (seed bands) and routes retained versus N."""
+    """Rare-route mass over training per group (seed bands; from train.csv, else the events)
+    and routes retained versus N, both from zero, the base model dashed."""
     finished = [r for r in runs if r.metrics is not None]
     keys = swept_keys(runs)
     groups = group_runs(finished, keys)
+    order = sorted(groups, key=natural_key)
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
-    palette = colours(sorted(groups, key=natural_key))
-    for label in sorted(groups, key=natural_key):
+    palette = colours(order)
+    for label in order:
         curves = [train_curves(r) for r in groups[label]]
         series = [c["routes/train_rare_mass"] for c in curves if "routes/train_rare_mass" in c]
         if series:  # smoothed over 1/25 of the run's points, as in curves.png
-            _band(axes[0], series, label, palette[label], max(1, len(series[0]) // 25))
+            name = run_label(groups[label][0], keys)
+            _band(axes[0], series, name, palette[label], max(1, len(series[0]) // 25))
+    base = base_value(finished, "routes/id/rare_mass")
+    if base is not None:
+        axes[0].axhline(base, color="k", ls="--", lw=0.9, label="base model (id set)")
     axes[0].set(
         xlabel="iteration",
         ylabel="exact mass of base-rare routes",
         title="rare-route mass over training (smoothed)",
     )
-    axes[0].legend(fontsize=7)
     n_key = next((k for k in N_KEYS if k in keys), None)
-
-    def retained(r: Run) -> float:
-        config = yaml.safe_load((r.path / ".hydra" / "config.yaml").read_text())
-        return config["maze"]["routes"] - r.metrics["final"]["routes/id/forgotten"]
-
-    errorbars_vs_n(axes[1], by_method_and_n(finished, keys, n_key, retained))
-    axes[1].set(
-        xlabel="group size N",
-        ylabel="routes per maze not forgotten",
-        title="routes retained",
+    errorbars_vs_n(
+        axes[1],
+        by_method_and_n(
+            finished,
+            keys,
+            n_key,
+            lambda r: r.config["maze"]["routes"] - r.metrics["final"]["routes/id/forgotten"],
+        ),
     )
-    axes[1].legend(fontsize=7)
+    routes = {r.config["maze"]["routes"] for r in finished}
+    for n_routes in routes:  # the base model forgets nothing by definition
+        axes[1].axhline(n_routes, color="k", ls="--", lw=0.9, label="base model")
+    axes[1].set(xlabel="group size N", ylabel="routes per maze not forgotten")
+    axes[1].set_title("routes retained", fontsize=10)
+    if not axes[0].lines:
+        axes[0].text(0.5, 0.5, "no train.csv or tb/ events", ha="center", va="center",
+                     transform=axes[0].transAxes, fontsize=8, color="0.4")  # fmt: skip
+    for ax in axes:
+        ax.set_ylim(bottom=0)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
     fig.tight_layout()
     path = sweep / "routes.png"
     return save_figure(fig, path)
@@ -376,3 +455,118 @@ def plot_categorical(sweep: Path, runs: list[Run], cols: list[str]) -> list[Path
     path = sweep / "final_vs_n.png"
     save_figure(fig, path)
     return [path]
+
+
+def trend_metrics(runs: list[Run], set_name: str) -> list[str]:
+    """Exact pass@1 and pass@256 of `set_name` where every run logged them, else sampled."""
+    for family in ("exact_pass", "pass"):
+        cols = [f"eval/{set_name}/{family}@{k}" for k in (1, 256)]
+        if all(
+            metric.split("/")[2] in ev.get(set_name, {})
+            for r in runs
+            for ev in evaluations(r.path).values()
+            for metric in cols
+        ):
+            return cols
+    return []
+
+
+def plot_gap(sweep: Path, runs: list[Run], cols: list[str]) -> Path | None:
+    """`gap.png`: per group size N (rows), each method minus its reference (GRPO, gamma 0)
+    in pass@1 and pass@256 (columns, in points) against step: the paired difference over
+    seeds and mazes at every evaluation that all paired runs reached (unfinished runs
+    included), with its 95% band (`paired_difference`); the paper's Table 4 gain at its
+    20,000 steps dashed in the method's colour where the paper has the cell."""
+    keys = swept_keys(runs)
+    n_key = next((k for k in N_KEYS if k in keys), None)
+    s = first_set(cols)
+    entries = [(k, p) for k, p in pairings(runs) if k == "focal.gamma" or k == "algo"]
+    metrics = trend_metrics([r for _, p in entries for pair in p for r in pair], s)
+    if not entries or not metrics:
+        return None
+    ns = sorted({int(p[0][0].overrides.get(n_key, 0)) if n_key else 0 for _, p in entries})
+    methods = sorted({method_label(p[0][1], keys, n_key) for _, p in entries}, key=method_order)
+    palette = colours(methods)
+    fig, axes = plt.subplots(
+        len(ns), 2, figsize=(9.5, 2.8 * len(ns) + 0.9), squeeze=False, sharex=True
+    )
+    for _, pairs in entries:
+        a, b = pairs[0]
+        n = int(a.overrides.get(n_key, 0)) if n_key else 0
+        method = method_label(b, keys, n_key)
+        row = axes[ns.index(n)]
+        steps = sorted(set.intersection(*(set(evaluations(r.path)) for p in pairs for r in p)))
+        for ax, col in zip(row, metrics, strict=True):
+            diffs = [paired_difference(paired_matrix(pairs, col, step)) for step in steps]
+            mean = 100 * np.array([d.mean for d in diffs])
+            lo, hi = (100 * np.array(x) for x in zip(*(d.interval() for d in diffs), strict=True))
+            label = f"{method} − {method_label(a, keys, n_key)}"
+            ax.plot(steps, mean, color=palette[method], lw=1.3, label=label)
+            ax.fill_between(steps, lo, hi, color=palette[method], alpha=0.2, lw=0)
+            gamma = float((b.config.get("focal") or {}).get("gamma", 0.0))
+            k = int(col.split("@")[1])
+            paper = table4_gain(n, gamma, k) if k in TABLE4_KS and "algo" not in keys else None
+            if paper is not None:
+                ax.axhline(paper, color=palette[method], ls="--", lw=1,
+                           label=f"{method}: paper's Table 4 gain (20K steps)")  # fmt: skip
+    for i, n in enumerate(ns):
+        for j, col in enumerate(metrics):
+            ax = axes[i][j]
+            ax.axhline(0, color="0.3", lw=0.8)
+            ax.grid(alpha=0.3)
+            metric = col.split("/")[2].replace("exact_", "exact ")
+            ax.set_title(f"Δ {metric} ({s}), points" if i == 0 else "", fontsize=9)
+            if j == 0:
+                ax.set_ylabel(f"N = {n}" if n_key else "difference")
+            if i == len(ns) - 1:
+                ax.set_xlabel("step")
+    outside_legend(fig, axes)
+    footer(fig, sweep)
+    return save_figure(fig, sweep / "gap.png")
+
+
+def plot_frontier(sweep: Path, runs: list[Run], cols: list[str]) -> Path | None:
+    """`frontier.png`: pass@1 (sharpness) against pass@256 (coverage) over training, one path
+    per method (mean over seeds at each evaluation all its runs reached; an arrow at the last),
+    one panel per group size N, the base model marked: where each method trades coverage for
+    sharpness."""
+    keys = swept_keys(runs)
+    n_key = next((k for k in N_KEYS if k in keys), None)
+    s = first_set(cols)
+    with_evals = [r for r in runs if evaluations(r.path)]
+    metrics = trend_metrics(with_evals, s)
+    if not metrics:
+        return None
+    p1, p256 = metrics
+    ns = sorted({int(r.overrides.get(n_key, 0)) if n_key else 0 for r in with_evals})
+    methods = sorted({method_label(r, keys, n_key) for r in with_evals}, key=method_order)
+    palette = colours(methods)
+    ncols = min(3, len(ns))
+    nrows = -(-len(ns) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 4.2 * nrows + 0.6), squeeze=False)
+    for ax in axes.flat[len(ns) :]:
+        ax.set_axis_off()
+    for ax, n in zip(axes.flat, ns, strict=False):
+        here = [r for r in with_evals if not n_key or int(r.overrides.get(n_key, 0)) == n]
+        for method in methods:
+            members = [r for r in here if method_label(r, keys, n_key) == method]
+            if not members:
+                continue
+            steps = sorted(set.intersection(*(set(evaluations(r.path)) for r in members)))
+            _, set_name, m1 = p1.split("/")
+            m256 = p256.split("/")[2]
+            xs = [np.mean([evaluations(r.path)[t][set_name][m256] for r in members]) for t in steps]
+            ys = [np.mean([evaluations(r.path)[t][set_name][m1] for r in members]) for t in steps]
+            ax.plot(xs, ys, color=palette[method], lw=1.2, marker=".", ms=3, label=method)
+            if len(xs) > 1:
+                ax.annotate("", (xs[-1], ys[-1]), (xs[-2], ys[-2]),
+                            arrowprops={"arrowstyle": "->", "color": palette[method]})  # fmt: skip
+        base = (base_value(here, p256), base_value(here, p1))
+        if None not in base:
+            ax.plot(*base, "k*", ms=10, label="base model")
+        ax.set(xlabel=f"{p256.split('/')[2]} ({s})", title=f"N = {n}" if n_key else "")
+        ax.set_ylabel(f"{p1.split('/')[2]} ({s})")
+        ax.grid(alpha=0.3)
+    outside_legend(fig, axes)
+    footer(fig, sweep)
+    return save_figure(fig, sweep / "frontier.png")

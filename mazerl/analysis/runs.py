@@ -35,6 +35,18 @@ class Run:
     metrics: dict | None = None  # None: unfinished or unreadable
     problem: str = ""
 
+    @functools.cached_property
+    def config(self) -> dict:
+        """The run's resolved config (`.hydra/config.yaml`; empty if unreadable)."""
+        try:
+            return yaml.safe_load((self.path / ".hydra" / "config.yaml").read_text()) or {}
+        except (OSError, yaml.YAMLError):
+            return {}
+
+    @property
+    def seed(self) -> str:
+        return self.overrides.get("seed", str(self.config.get("seed", "-")))
+
 
 def _parse_override(item: str) -> tuple[str, str]:
     key, _, value = item.partition("=")
@@ -65,8 +77,32 @@ def find_runs(sweep: Path) -> list[Run]:
             )
         else:
             run.metrics, run.problem = read_metrics(metrics)
+            if run.metrics is not None:
+                run.metrics["final"] |= expected_distinct_routes(path)
         runs.append(run)
     return runs
+
+
+DISTINCT_SAMPLES = 256
+
+
+def expected_distinct_routes(path: Path) -> dict[str, float]:
+    """`routes/<set>/expected_distinct@256` of a braid-maze run's final evaluation: the exact
+    expected number of distinct routes among 256 samples, sum over routes of
+    1 - (1 - q)^256 (q: the route's exact probability), averaged over the set's mazes."""
+    evals = evaluations(path)
+    final = evals[max(evals)] if evals else {}
+    out = {}
+    for set_name, ev in final.items():
+        per = ev.get("per_maze") or {}
+        if per.get("route_mass") is not None:
+            q = np.array(per["route_mass"], dtype=np.float64)  # [M, R]
+            valid = np.array(per["route_valid"], dtype=bool)  # [M, R]
+            seen = np.where(valid, 1 - np.power(1 - q, DISTINCT_SAMPLES), 0.0)  # [M, R]
+            out[f"routes/{set_name}/expected_distinct@{DISTINCT_SAMPLES}"] = float(
+                seen.sum(1).mean()
+            )
+    return out
 
 
 def swept_keys(runs: list[Run]) -> list[str]:
@@ -85,6 +121,15 @@ def group_runs(runs: list[Run], keys: list[str]) -> dict[str, list[Run]]:
     for r in runs:
         groups[group_label(r, keys)].append(r)
     return groups
+
+
+def set_order(runs: list[Run]) -> list[str]:
+    """Evaluation set names in the order the runs' configs list them (`eval.sets`)."""
+    names: dict[str, None] = {}
+    for r in runs:
+        for spec in (r.config.get("eval") or {}).get("sets") or []:
+            names.setdefault(spec.get("name"), None)
+    return [n for n in names if n]
 
 
 def natural_key(label: str):

@@ -15,6 +15,7 @@ from mazerl.analysis.runs import (
     group_runs,
     natural_key,
     per_maze_values,
+    set_order,
     swept_keys,
 )
 from mazerl.analysis.stats import mean_se, paired_difference
@@ -23,14 +24,18 @@ MAZE_KS = (1, 8, 64, 256)  # sampled pass@k columns (runs without exact values)
 EXACT_KS = (1, 8, 256, 2048)  # exact pass@k columns
 PAIRED_KEYS = {"focal.gamma": "0", "algo": "grpo"}  # compared key -> reference value
 CATEGORICAL_KEYS = ("q_pos", "m_ret", "rare_mass", "forgotten")
-ROUTE_KEYS = ("rare_mass", "common_mass", "forgotten", "distinct_found")
+ROUTE_KEYS = (
+    "rare_mass", "common_mass", "forgotten", "expected_distinct@256", "distinct_found",
+)  # fmt: skip
 
 
 def metric_columns(finished: list[Run]) -> list[str]:
     """Final-metric names to tabulate, in display order."""
     finals = [r.metrics["final"] for r in finished]
     if all(any(k.startswith("eval/") for k in f) for f in finals):
-        sets = sorted({k.split("/")[1] for f in finals for k in f if k.startswith("eval/")})
+        logged = {k.split("/")[1] for f in finals for k in f if k.startswith("eval/")}
+        configured = [s for s in set_order(finished) if s in logged]
+        sets = configured + sorted(logged - set(configured))  # as configured, then the rest
         cols = []
         for s in sets:
             family, wanted = "exact_pass", EXACT_KS
@@ -58,6 +63,11 @@ def logged_ks(finals: list[dict], prefix: str) -> list[int]:
             if k.startswith(prefix) and "_" not in k[len(prefix) :]
         }
     )
+
+
+def sets_of(cols: list[str]) -> list[str]:
+    """The evaluation sets of the table's columns, in column order (as configured)."""
+    return list(dict.fromkeys(c.split("/")[1] for c in cols if c.startswith("eval/")))
 
 
 def headline(cols: list[str]) -> list[str]:
@@ -172,7 +182,11 @@ def paired_markdown(cols: list[str], paired: list[dict]) -> list[str]:
     ]
     for key in PAIRED_KEYS:
         entries = [e for e in paired if e["key"] == key]
-        sets = sorted({c.split("/")[1] for e in entries for c in e["diffs"]})
+        sets = [
+            s
+            for s in sets_of(cols)
+            if any(c.split("/")[1] == s for e in entries for c in e["diffs"])
+        ]
         for set_name in sets:
             section = [c for c in headline(cols) if c.split("/")[1] == set_name]
             heads = ["Δ" + c.split("/")[-1] for c in section]
