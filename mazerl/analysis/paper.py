@@ -23,3 +23,22 @@ def table4_gain(n: int, gamma: float, k: int) -> float | None:
         return None
     i = TABLE4_KS.index(k)
     return round(cells[gamma][i] - cells[0.0][i], 1)
+
+
+def reading(lo: float, hi: float, paper: float | None) -> str:
+    """What a 95% interval of a gain (points) says, against the paper's gain `paper`: a gain
+    or a loss where it excludes zero, else the bound it sets ("< +X"); then whether it
+    excludes the paper's value."""
+    if lo > 0:
+        text = f"gain {lo:+.1f} to {hi:+.1f}"
+    elif hi < 0:
+        text = f"loss {lo:+.1f} to {hi:+.1f}"
+    else:
+        text = f"no gain shown: < {hi:+.1f}"
+    if paper is None:
+        return text
+    if hi < paper:
+        return f"{text}; below the paper's {paper:+.1f}"
+    if lo > paper:
+        return f"{text}; above the paper's {paper:+.1f}"
+    return f"{text}; the paper's {paper:+.1f} inside"

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from mazerl.analysis.beside_paper import table4_markdown
 from mazerl.analysis.convergence import convergence, convergence_markdown, entry_settled
 from mazerl.analysis.figures import plot_categorical, plot_maze, plot_routes
 from mazerl.analysis.runs import find_runs
@@ -21,7 +22,8 @@ def summarize(sweep: Path) -> str:
     for i, e in enumerate(paired):
         sets = {c.split("/")[1] for c in e["diffs"]}
         e["converged"] = {s: entry_settled(trends, i, e, s) for s in sets}
-    text = markdown(cols, rows, runs, paired, convergence_markdown(trends, paired))
+    extra = table4_markdown(paired) + convergence_markdown(trends, paired)
+    text = markdown(cols, rows, runs, paired, extra)
     (sweep / "summary.md").write_text(text)
     write_csv(sweep / "summary.csv", cols, rows, paired)
     if rows:

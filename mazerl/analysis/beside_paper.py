@@ -1,0 +1,126 @@
+"""The sweep beside the paper's Table 4: exact ID pass@1 and pass@256 per group size N and
+focal gamma (percent), each gamma's paired gain over GRPO with its 95% interval and what the
+interval says against the paper's gain, and gains pooled over group sizes."""
+
+import math
+
+import numpy as np
+
+from mazerl.analysis.paper import TABLE4, reading, table4_gain
+from mazerl.analysis.stats import mean_se, paired_difference
+from mazerl.analysis.tables import paired_matrix, table_head
+
+KS = (1, 256)
+POOLS = {"all N >= 32": lambda n: n >= 32, "all N": lambda n: True}
+
+
+def _n_gamma(run) -> tuple[int, float]:
+    return int(run.config["train"]["group_size"]), float(run.config["focal"]["gamma"])
+
+
+def table4_markdown(paired: list[dict], set_name: str = "id") -> list[str]:
+    """The section, from the focal-gamma entries of `paired_comparisons` whose runs vary only
+    N and gamma (GRPO underneath); nothing where the sweep has none or no exact values."""
+    entries = [e for e in paired if e["key"] == "focal.gamma"]
+    cols = [f"eval/{set_name}/exact_pass@{k}" for k in KS]
+    entries = [e for e in entries if all(c in e["diffs"] for c in cols)]
+    entries = [e for e in entries if e["pairs"][0][1].config.get("algo", {}).get("name") == "grpo"]
+    if not entries:
+        return []
+    by_cell = {_n_gamma(e["pairs"][0][1]): e for e in entries}
+    ns = sorted({n for n, _ in by_cell})
+    gammas = sorted({g for _, g in by_cell})
+    heads = ["GRPO", *(f"F-GRPO γ {g:g}" for g in gammas)]
+    gains = [f"γ {g:g} − GRPO" for g in gammas]
+    lines = [
+        f"## Beside the paper's Table 4 ({set_name} set, exact, percent)",
+        "",
+        "Mean ± standard error over seeds; gains paired by seed and maze with 95% intervals "
+        "(two-way decomposition); the paper: 20,000 steps of 256 mazes, one run per cell. "
+        '"< +X": the gain is below +X points with 95% confidence.',
+        "",
+        *table_head(["N", "metric", *heads, *gains, "paper GRPO / gains", "reading"]),
+    ]
+    count = 0
+    for n in ns:
+        for k, col in zip(KS, cols, strict=True):
+            first = next(e for (m, _), e in by_cell.items() if m == n)
+            grpo = [a.metrics["final"][col] for a, _ in first["pairs"]]
+            cells = [_percent(grpo)]
+            diffs, readings = [], []
+            for g in gammas:
+                e = by_cell.get((n, g))
+                cells.append(
+                    _percent([b.metrics["final"][col] for _, b in e["pairs"]]) if e else "-"
+                )
+                d = e["diffs"][col] if e else None
+                diffs.append(_gain(d))
+                count += d is not None and math.isfinite(d.se)
+                if d is not None and math.isfinite(d.se):
+                    lo, hi = (100 * x for x in d.interval())
+                    readings.append(f"γ {g:g}: {reading(lo, hi, table4_gain(n, g, k))}")
+            paper = _paper(n, gammas, k)
+            lines.append(
+                f"| {n} | pass@{k} | " + " | ".join(cells + diffs) + f" | {paper} | "
+                + "; ".join(readings) + " |"
+            )  # fmt: skip
+    pooled = _pooled(by_cell, ns, gammas, cols)
+    count += sum(len(p) for p in pooled.values())
+    for name, rows in pooled.items():
+        for (g, k), (chosen, d) in rows.items():
+            lo, hi = (100 * x for x in d.interval())
+            paper = [table4_gain(n, g, k) for n in chosen]
+            paper_mean = float(np.mean(paper)) if None not in paper else None
+            lines.append(
+                f"| {name} ({d.seeds} units) | pass@{k} | " + " | ".join(["-"] * len(heads))
+                + " | " + " | ".join(_gain(d) if h == g else "-" for h in gammas)
+                + f" | {'' if paper_mean is None else f'mean gain {paper_mean:+.1f}'} | "
+                + f"γ {g:g}: {reading(lo, hi, paper_mean)} |"
+            )  # fmt: skip
+    return [*lines, "", f"{count} intervals in this table.", ""]
+
+
+def _pooled(by_cell, ns, gammas, cols) -> dict[str, dict]:
+    """`{pool: {(gamma, k): (its N, PairedDiff)}}` over the (N, seed) units of each pool with
+    more than one N, strata N, where every unit was evaluated on the same mazes."""
+    out = {}
+    for name, keep in POOLS.items():
+        chosen = [n for n in ns if keep(n)]
+        if len(chosen) < 2 or (name == "all N" and chosen == [n for n in ns if n >= 32]):
+            continue
+        rows = {}
+        for g in gammas:
+            cells = [by_cell.get((n, g)) for n in chosen]
+            if None in cells:
+                continue
+            for k, col in zip(KS, cols, strict=True):
+                parts = [paired_matrix(e["pairs"], col) for e in cells]
+                if len({p.shape[1] for p in parts}) != 1:
+                    continue
+                strata = np.concatenate([[n] * len(p) for n, p in zip(chosen, parts, strict=True)])
+                rows[(g, k)] = chosen, paired_difference(np.concatenate(parts), strata)
+        out[f"pooled, {name}"] = rows
+    return out
+
+
+def _percent(values: list[float]) -> str:
+    mean, se = mean_se(values)
+    return f"{100 * mean:.1f} ± {100 * se:.1f}" if len(values) > 1 else f"{100 * mean:.1f}"
+
+
+def _gain(d) -> str:
+    if d is None:
+        return "-"
+    if not math.isfinite(d.se):
+        return f"{100 * d.mean:+.1f} (n/a)"
+    lo, hi = d.interval()
+    return f"{100 * d.mean:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]"
+
+
+def _paper(n: int, gammas: list[float], k: int) -> str:
+    """The paper's GRPO value and its gains for the sweep's gammas, e.g. "72.2 / +11.2, +4.1"."""
+    if n not in TABLE4 or k not in (1, 256):
+        return ""
+    grpo = TABLE4[n][0.0][0 if k == 1 else 2]
+    gains = [table4_gain(n, g, k) for g in gammas if g]
+    return f"{grpo} / " + ", ".join(f"{x:+.1f}" for x in gains if x is not None)
