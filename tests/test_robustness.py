@@ -1,6 +1,7 @@
 """Nothing lost, nothing silent: exact resume after a kill, determinism, sweep re-launch,
 config validation from the command line, numeric guards."""
 
+import csv
 import signal
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from mazerl.algos import POLICY_LOSSES
 from mazerl.apps.schema import register_configs
 from mazerl.core.config import CONF_DIR
 from mazerl.train.loop import TrainingError, train
+from mazerl.train.scalar_log import ScalarLog
 
 TIMING = ("tokens_per_s", "rollouts_per_s")
 
@@ -82,6 +84,40 @@ def test_killed_and_resumed_run_equals_uninterrupted_run(train, tmp_path, base_c
         assert sa[tag] == sb[tag], tag
     assert [s for s, _ in sb["train/reward_mean"]] == list(range(1, 13))
     assert metrics(whole)["final"] == metrics(cut)["final"]
+    # train.csv (a row per checkpoint here): the same rows once each, timings aside
+    rows_whole, rows_cut = ([untimed(r) for r in train_rows(run)] for run in (whole, cut))
+    assert [int(r["step"]) for r in rows_cut] == list(range(1, 13))
+    assert rows_cut == rows_whole
+
+
+def untimed(row: dict) -> dict:
+    return {k: v for k, v in row.items() if not k.startswith("time/") and not k.endswith(TIMING)}
+
+
+def train_rows(run):
+    with open(run / "train.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_train_csv_keeps_window_means_and_drops_rows_after_the_checkpoint(tmp_path):
+    path = tmp_path / "train.csv"
+    log = ScalarLog(path, every=4, start=0, total=10)
+    for step in range(1, 7):
+        log.add(step, {"train/reward_mean": step / 10, "routes/tail_miss": float(step % 2)})
+    log.flush(6)  # a checkpoint at 6
+    log.add(7, {"train/reward_mean": 0.7, "routes/tail_miss": 1.0})
+    rows = train_rows(tmp_path)
+    # steps 1-4: reward (0.1 + 0.2 + 0.3 + 0.4) / 4, tail misses (1 + 0 + 1 + 0) / 4
+    assert rows == [
+        {"step": "4", "train/reward_mean": "0.25", "routes/tail_miss": "0.5"},
+        {"step": "6", "train/reward_mean": "0.55", "routes/tail_miss": "0.5"},
+    ]
+    with open(path, "a") as f:
+        f.write("8,0.8")  # a row cut short by a crash
+    ScalarLog(path, every=4, start=4, total=10)  # resumed from the checkpoint at 4
+    assert [r["step"] for r in train_rows(tmp_path)] == ["4"]
+    ScalarLog(path, every=4, start=0, total=10)  # started over
+    assert not path.exists()
 
 
 def test_same_seed_is_bit_identical_and_seed_matters(train, tmp_path):

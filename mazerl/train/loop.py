@@ -184,6 +184,7 @@ def train(cfg: DictConfig, out: Path) -> dict:
                 writer.add_scalar("time/eval_s", scalars["time/eval_s"], step)
             scalar_log.add(step, scalars)  # time/eval_s: a mean per iteration in train.csv
             if last or stop.signum is not None or step % t.checkpoint_every == 0:
+                scalar_log.flush(step)  # the rows up to a checkpoint are final
                 path = state.save()
             progress.update(
                 step,

@@ -1,10 +1,12 @@
 """`train.csv`: a run's training scalars, small enough to commit beside `metrics.json`.
 
 TensorBoard's event files hold every iteration but are not committed; this file keeps one row
-per `train.log_every` iterations (the mean of each scalar over the iterations since the
-previous row), so a study's training curves, route masses and time split can be redrawn from
-the repository alone. Columns: `step`, then the scalars' TensorBoard names (`train/...`,
-`routes/...`, `time/...`). A resumed run drops the rows after its checkpoint and goes on.
+per `train.log_every` iterations and one at every checkpoint (the mean of each scalar over the
+iterations since the previous row), so a study's training curves, route masses and time split
+can be redrawn from the repository alone. Columns: `step`, then the scalars' TensorBoard names
+(`train/...`, `routes/...`, `time/...`). A resumed run drops the rows after its checkpoint and
+goes on, so its file equals an uninterrupted run's (but for `time/...`), except after a stop
+by a signal, whose checkpoint adds one row boundary.
 """
 
 import csv
@@ -38,19 +40,25 @@ class ScalarLog:
         for k, v in scalars.items():
             self.window.setdefault(k, []).append(float(v))
         if step % self.every == 0 or step == self.total:
-            if self.columns is None:
-                self.columns = list(self.window)
-            means = {c: _g(np.mean(self.window.get(c, [np.nan]))) for c in self.columns}
-            row = {"step": step} | means
-            new = not self.path.exists()
-            with open(self.path, "a", newline="") as f:
-                writer = csv.DictWriter(
-                    f, ["step", *self.columns], extrasaction="ignore", lineterminator="\n"
-                )
-                if new:
-                    writer.writeheader()
-                writer.writerow(row)
-            self.window = {}
+            self.flush(step)
+
+    def flush(self, step: int) -> None:
+        """Write the row of the iterations up to `step` (the loop calls it before each
+        checkpoint), if any were recorded since the last row."""
+        if not self.window:
+            return
+        if self.columns is None:
+            self.columns = list(self.window)
+        means = {c: _g(np.mean(self.window.get(c, [np.nan]))) for c in self.columns}
+        new = not self.path.exists()
+        with open(self.path, "a", newline="") as f:
+            writer = csv.DictWriter(
+                f, ["step", *self.columns], extrasaction="ignore", lineterminator="\n"
+            )
+            if new:
+                writer.writeheader()
+            writer.writerow({"step": step} | means)
+        self.window = {}
 
     def _rewrite(self, rows: list[dict]) -> None:
         if not rows:
