@@ -11,20 +11,32 @@ import yaml
 from scipy import stats
 from torch.utils.tensorboard import SummaryWriter
 
-from mazerl.analysis import summarize
+from mazerl.analysis import load_sweep, summarize
+from mazerl.analysis.paper import reading
 from mazerl.analysis.stats import bootstrap_means, last_third, paired_difference, slope
 from mazerl.eval.passk import exact_pass_at_k
 
 KS = (1, 8, 128, 256, 1024, 2048)
 
 
-def fake_run(root, name, overrides, exact_p, iterations=20, curve_seed=0):
-    """A finished run as the trainer leaves it: `.hydra/overrides.yaml`, TensorBoard events,
-    `eval/step_*.json` with per-maze exact probabilities `exact_p` (id set), `metrics.json`
-    whose exact pass@k are the means of the per-maze values."""
+def fake_run(root, name, overrides, exact_p, iterations=20, curve_seed=0, rise=None, tb=True):
+    """A finished run as the trainer leaves it: `.hydra/overrides.yaml` and `config.yaml`,
+    `eval/step_*.json` every 5 steps with per-maze exact probabilities (id set) `exact_p` at
+    the last and `exact_p - rise * (iterations - step)` before (default: rising from 60% of
+    `exact_p`), `metrics.json` whose exact pass@k are the means of the per-maze values, and
+    (`tb`) TensorBoard events of the training reward."""
     run = root / name
     (run / ".hydra").mkdir(parents=True)
     (run / ".hydra" / "overrides.yaml").write_text(yaml.safe_dump(overrides))
+    given = dict(o.split("=") for o in overrides)
+    config = {
+        "seed": int(given.get("seed", 0)),
+        "algo": {"name": given.get("algo", "grpo")},
+        "focal": {"gamma": float(given.get("focal.gamma", 0.5))},
+        "train": {"group_size": int(given.get("train.group_size", 8))},
+        "eval": {"sets": [{"name": "id"}]},
+    }
+    (run / ".hydra" / "config.yaml").write_text(yaml.safe_dump(config))
     p = np.asarray(exact_p, dtype=float)
     final = {f"eval/id/exact_pass@{k}": float(exact_pass_at_k(p, k).mean()) for k in KS}
     final["eval/id/pass@1"] = float(p.mean())
@@ -33,19 +45,21 @@ def fake_run(root, name, overrides, exact_p, iterations=20, curve_seed=0):
     for k in list(final):
         final[k.replace("/exact_pass@", "/delta_exact_pass@").replace("/pass@", "/delta_pass@")
               + "_vs_base"] = final[k] - base[k]  # fmt: skip
-    writer = SummaryWriter(str(run / "tb"))
-    noise = np.random.default_rng(curve_seed)
-    for step in range(1, iterations + 1):
-        writer.add_scalar("train/reward_mean", 0.3 + 0.02 * step + 0.05 * noise.random(), step)
-        if step % 5 == 0:
-            for k in (1, 2048):
-                writer.add_scalar(f"eval/id/exact_pass@{k}", final[f"eval/id/exact_pass@{k}"], step)
-    writer.close()
-    per_maze = {"successes": [], "n": 0, "exact_p": p.tolist(), "mazes_hash": "abc"}
+    if tb:
+        writer = SummaryWriter(str(run / "tb"))
+        noise = np.random.default_rng(curve_seed)
+        for step in range(1, iterations + 1):
+            writer.add_scalar("train/reward_mean", 0.3 + 0.02 * step + 0.05 * noise.random(), step)
+        writer.close()
     (run / "eval").mkdir()
-    (run / "eval" / f"step_{iterations:07d}.json").write_text(
-        json.dumps({"id": {"per_maze": per_maze}})
-    )
+    for step in range(5, iterations + 1, 5):
+        if rise is None:
+            p_t = p * (0.6 + 0.4 * step / iterations)
+        else:
+            p_t = p - rise * (iterations - step)
+        ev = {f"exact_pass@{k}": float(exact_pass_at_k(p_t, k).mean()) for k in KS}
+        ev["per_maze"] = {"successes": [], "n": 0, "exact_p": p_t.tolist(), "mazes_hash": "abc"}
+        (run / "eval" / f"step_{step:07d}.json").write_text(json.dumps({"id": ev}))
     (run / "metrics.json").write_text(json.dumps({"final": final, "base": base}))
     return run
 
@@ -199,7 +213,8 @@ def test_without_per_maze_values_pairs_over_seeds_only(tmp_path):
     for seed, (a, b) in enumerate([(0.2, 0.3), (0.4, 0.6), (0.6, 0.6)]):
         for algo, p in (("grpo", a), ("cispo", b)):
             run = fake_run(sweep, f"{algo}_{seed}", [f"algo={algo}", f"seed={seed}"], [p] * 3)
-            (run / "eval" / "step_0000020.json").unlink()
+            for f in (run / "eval").glob("step_*.json"):
+                f.unlink()
     table = summarize(sweep)
     # differences 0.1, 0.2, 0.0: mean 0.1, sd 0.1, t(0.975, 2) = 4.3027
     half = 4.302653 * 0.1 / math.sqrt(3)
@@ -217,7 +232,8 @@ def test_paper_figures_from_a_tiny_sweep(tmp_path):
                 overrides = [f"focal.gamma={gamma}", f"seed={seed}", f"train.group_size={n}"]
                 fake_run(sweep, f"n{n}_g{gamma}_s{seed}", overrides, p, curve_seed=seed)
     summarize(sweep)
-    for png in ("curves.png", "neglog_pass_vs_n.png", "pass_vs_n.png", "pass_at_k.png"):
+    pngs = ("curves.png", "neglog_pass_vs_n.png", "pass_vs_n.png", "pass_at_k.png", "gap.png")
+    for png in (*pngs, "frontier.png"):
         assert (sweep / png).stat().st_size > 10_000, png
     import matplotlib.image
 
@@ -229,3 +245,82 @@ def test_paper_figures_from_a_tiny_sweep(tmp_path):
     summarize(single)
     assert matplotlib.image.imread(single / "curves.png").shape[0] < two_rows
     assert not (single / "neglog_pass_vs_n.png").exists()  # N not swept: no Fig. 6
+
+
+def test_figures_and_tables_from_committed_files_only(tmp_path):
+    """No TensorBoard events (they are not committed): every table and figure is still drawn,
+    the training-reward panel says what it lacks."""
+    sweep = tmp_path / "sweep"
+    for gamma in ("0", "0.5"):
+        for seed in (0, 1):
+            overrides = [f"focal.gamma={gamma}", f"seed={seed}"]
+            fake_run(sweep, f"g{gamma}_s{seed}", overrides, [0.3, 0.6, 0.9], tb=False)
+    table = summarize(sweep)
+    assert "## Paired differences" in table and "## Convergence" in table
+    for png in ("curves.png", "pass_at_k.png", "gap.png", "frontier.png"):
+        assert (sweep / png).stat().st_size > 10_000, png
+
+
+def test_convergence_slopes_by_hand(tmp_path):
+    sweep = tmp_path / "sweep"
+    p = np.array([0.5, 0.7, 0.9])
+    # exact pass@1 = mean p - rise * (20 - step) at steps 5, 10, 15, 20: a straight line
+    for gamma, rise in (("0", 1e-5), ("0.5", 1e-6)):
+        for seed in (0, 1):
+            overrides = [f"focal.gamma={gamma}", f"seed={seed}"]
+            fake_run(sweep, f"g{gamma}_s{seed}", overrides, p + 0.01 * seed, rise=rise, tb=False)
+    table = summarize(sweep)
+    section = table.split("## Convergence")[1]
+    assert "the last 3 here" in section  # the last third of 4 evaluations, at least 3
+    # 1e-5 per step = +1.0 point per 1,000 steps, no residual: a zero-width interval; moving
+    row = next(line for line in section.splitlines() if line.startswith("| focal.gamma=0 |"))
+    assert row.split(" | ")[1] == "+1.0 [+1.0, +1.0] *" and row.endswith("| no |")
+    row = next(line for line in section.splitlines() if line.startswith("| focal.gamma=0.5 |"))
+    assert row.split(" | ")[1] == "+0.1 [+0.1, +0.1]"  # below 0.5 points: flat
+    # the paired difference rises 1e-6 - 1e-5 per step: -0.9 points per 1,000 steps, moving
+    row = next(line for line in section.splitlines() if "| focal.gamma=0 | " in line[2:])
+    assert row.split(" | ")[2] == "-0.9 [-0.9, -0.9] *"
+    paired = table.split("## Paired differences")[1].split("## Convergence")[0]
+    row = next(line for line in paired.splitlines() if line.startswith("| focal.gamma=0.5 |"))
+    assert row.endswith("| no |")  # GRPO is still moving: not called converged
+
+
+def test_beside_the_paper_pools_group_sizes(tmp_path):
+    sweep = tmp_path / "sweep"
+    gains = {32: [0.02, 0.04], 64: [0.06, 0.10]}  # gamma 0.5 minus GRPO per seed, every maze
+    for n, by_seed in gains.items():
+        for seed, gain in enumerate(by_seed):
+            for gamma, shift in (("0", 0.0), ("0.5", gain)):
+                overrides = [f"focal.gamma={gamma}", f"seed={seed}", f"train.group_size={n}"]
+                p = np.array([0.2, 0.5, 0.7]) + shift
+                fake_run(sweep, f"n{n}_g{gamma}_s{seed}", overrides, p, tb=False)
+    table = summarize(sweep)
+    section = table.split("## Beside the paper's Table 4")[1].split("## ")[0]
+    # pooled pass@1 gain: mean of 2, 4, 6, 10 points = +5.5; spread around each N's mean:
+    # deviations -1, +1, -2, +2 points, sum of squares 10 on 4 - 2 df -> var 5 / 4
+    half = stats.t.ppf(0.975, 2) * math.sqrt(5 / 4)
+    row = next(line for line in section.splitlines() if line.startswith("| pooled, all N >= 32"))
+    assert row.split(" | ")[1:3] == ["pass@1", "-"] and "(4 units)" in row
+    assert f"+5.5 [{5.5 - half:+.1f}, {5.5 + half:+.1f}]" in row
+    # the paper's mean gain for gamma 0.5 at N = 32, 64: (10.6 + 12.0) / 2 = +11.3
+    assert "below the paper's +11.3" in row
+    assert "6 intervals in this table." in section  # 2 N x 2 metrics + pooled x 2 metrics
+
+
+def test_reading_of_an_interval_against_the_paper():
+    assert reading(-1.0, 2.5, 10.6) == "no gain shown: < +2.5; below the paper's +10.6"
+    assert reading(1.9, 4.5, 10.4) == "gain +1.9 to +4.5; below the paper's +10.4"
+    assert reading(12.6, 16.7, 10.7) == "gain +12.6 to +16.7; above the paper's +10.7"
+    assert reading(-1.0, 12.0, 4.1) == "no gain shown: < +12.0; the paper's +4.1 inside"
+    assert reading(-3.0, -1.0, None) == "loss -3.0 to -1.0"
+
+
+def test_load_sweep_has_a_row_per_run_and_evaluation(tmp_path):
+    sweep = tmp_path / "sweep"
+    for gamma in ("0", "0.5"):
+        fake_run(sweep, f"g{gamma}", [f"focal.gamma={gamma}", "seed=0"], [0.2, 0.4], tb=False)
+    df = load_sweep(sweep)
+    assert len(df) == 2 * 4 and set(df["step"]) == {5, 10, 15, 20}
+    row = df[(df["focal.gamma"] == "0.5") & (df["step"] == 10)].iloc[0]
+    # at step 10 of 20 the fabricated p is 80% of the final: mean(0.16, 0.32)
+    assert row["id/exact_pass@1"] == pytest.approx(0.24) and bool(row["finished"])

@@ -1,9 +1,12 @@
-"""Analysis of finished sweeps, importable from a notebook: runs, statistics, tables, figures.
+"""Analysis of finished (and running) sweeps, importable from a notebook: runs, statistics,
+tables, figures. `mazerl-summarize` is a thin command over `summarize`.
 
-from mazerl.analysis import summarize
-summarize(Path("experiments/runs/maze_group_sweep"))   # summary.md, summary.csv, figures
+    from mazerl.analysis import load_sweep, summarize
+    df = load_sweep("experiments/runs/maze_long")  # one row per run and evaluation step
+    summarize(Path("experiments/runs/maze_group_sweep"))  # summary.md, summary.csv, figures
 """
 
 from mazerl.analysis.report import summarize
+from mazerl.analysis.runs import Run, find_runs, load_sweep, per_maze_values
 
-__all__ = ["summarize"]
+__all__ = ["Run", "find_runs", "load_sweep", "per_maze_values", "summarize"]

@@ -458,7 +458,10 @@ def plot_categorical(sweep: Path, runs: list[Run], cols: list[str]) -> list[Path
 
 
 def trend_metrics(runs: list[Run], set_name: str) -> list[str]:
-    """Exact pass@1 and pass@256 of `set_name` where every run logged them, else sampled."""
+    """Exact pass@1 and pass@256 of `set_name` where every run logged them at every saved
+    evaluation, else the sampled ones; none where a run saved no evaluation."""
+    if not all(evaluations(r.path) for r in runs):
+        return []
     for family in ("exact_pass", "pass"):
         cols = [f"eval/{set_name}/{family}@{k}" for k in (1, 256)]
         if all(
@@ -535,7 +538,7 @@ def plot_frontier(sweep: Path, runs: list[Run], cols: list[str]) -> Path | None:
     s = first_set(cols)
     with_evals = [r for r in runs if evaluations(r.path)]
     metrics = trend_metrics(with_evals, s)
-    if not metrics:
+    if not with_evals or not metrics:
         return None
     p1, p256 = metrics
     ns = sorted({int(r.overrides.get(n_key, 0)) if n_key else 0 for r in with_evals})
