@@ -14,6 +14,7 @@ from torch.utils.tensorboard import SummaryWriter
 from mazerl.analysis import load_sweep, summarize
 from mazerl.analysis.paper import reading
 from mazerl.analysis.stats import bootstrap_means, last_third, paired_difference, slope
+from mazerl.core.errors import UserError
 from mazerl.eval.passk import exact_pass_at_k
 
 KS = (1, 8, 128, 256, 1024, 2048)
@@ -324,3 +325,23 @@ def test_load_sweep_has_a_row_per_run_and_evaluation(tmp_path):
     row = df[(df["focal.gamma"] == "0.5") & (df["step"] == 10)].iloc[0]
     # at step 10 of 20 the fabricated p is 80% of the final: mean(0.16, 0.32)
     assert row["id/exact_pass@1"] == pytest.approx(0.24) and bool(row["finished"])
+
+
+def test_summary_of_runs_from_several_folders(tmp_path):
+    grpo, focal = tmp_path / "grpo", tmp_path / "focal"
+    for seed, (a, b) in enumerate([(0.2, 0.3), (0.4, 0.6)]):
+        fake_run(grpo, f"s{seed}", ["focal.gamma=0", f"seed={seed}"], [a, a], tb=False)
+        fake_run(focal, f"s{seed}", ["focal.gamma=0.5", f"seed={seed}"], [b, b], tb=False)
+    with pytest.raises(UserError, match="--out"):
+        summarize(grpo, focal)
+    table = summarize(grpo, focal, out=tmp_path / "both")
+    assert (tmp_path / "both" / "summary.md").read_text() == table
+    # paired across the folders by seed: differences 0.1 and 0.2 on both mazes
+    row = next(line for line in table.splitlines() if line.startswith("| focal.gamma=0.5 | focal"))
+    assert row.split(" | ")[2:4] == ["2", "2"] and row.split(" | ")[4].startswith("+0.150 [")
+    # the same overrides in two folders: every run is named by its folder, none hidden
+    again = tmp_path / "again"
+    fake_run(again, "s0", ["focal.gamma=0", "seed=0"], [0.9, 0.9], tb=False)
+    table = summarize(grpo, again, out=tmp_path / "apart")
+    assert f"| folder={again} | 1 | 0.900 ± n/a |" in table
+    assert f"| folder={grpo} | 2 | 0.300 ± 0.100 |" in table

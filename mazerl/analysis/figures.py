@@ -5,6 +5,7 @@ import io
 import math
 from collections import defaultdict
 from pathlib import Path
+from typing import NamedTuple
 
 import matplotlib
 import numpy as np
@@ -32,6 +33,13 @@ FIG6_KS = (1, 128, 1024, 2048)  # the paper's Fig. 6 panels
 N_KEYS = ("train.group_size", "sim.group_size")
 
 
+class Output(NamedTuple):
+    """Where the figures go, and the command that drew them (printed in each footer)."""
+
+    folder: Path
+    command: str
+
+
 def final_pictures(run: Run) -> dict[str, np.ndarray]:
     """`{set: (H, W, 3) picture}`: the first behaviour picture (`images/<set>/0`, drawn by
     `mazerl.envs.render.render_behaviour`) of the run's last evaluation."""
@@ -47,7 +55,7 @@ def final_pictures(run: Run) -> dict[str, np.ndarray]:
     return out
 
 
-def plot_behaviour(sweep: Path, finished: list[Run], keys: list[str]) -> Path | None:
+def plot_behaviour(dest: Output, finished: list[Run], keys: list[str]) -> Path | None:
     """`behaviour.png`: for each group (its first run, named with its seed) and evaluation set,
     the behaviour picture of the first maze at the final evaluation, as TensorBoard shows it
     (from the events: committed studies without them draw none)."""
@@ -71,9 +79,9 @@ def plot_behaviour(sweep: Path, finished: list[Run], keys: list[str]) -> Path | 
         ax_row[0].set_title(f"{label}: {run.path.name}, seed {run.seed}", fontsize=8, loc="left")
     for ax, s in zip(axes[0], sets, strict=True):
         ax.set_title(f"{s}\n", fontsize=9)  # above the first row's group label
-    footer(fig, sweep)
+    footer(fig, dest)
     fig.tight_layout()
-    return save_figure(fig, sweep / "behaviour.png")
+    return save_figure(fig, dest.folder / "behaviour.png")
 
 
 def smooth(values: np.ndarray, window: int) -> np.ndarray:
@@ -137,9 +145,9 @@ def save_figure(fig, path: Path) -> Path:
     return path
 
 
-def footer(fig, sweep: Path) -> None:
+def footer(fig, dest: Output) -> None:
     """The command that drew the figure, at its bottom left."""
-    fig.text(0.005, 0.005, f"mazerl-summarize {sweep}", fontsize=6, color="0.45")
+    fig.text(0.005, 0.005, dest.command, fontsize=6, color="0.45")
 
 
 ALGO_NAMES = {
@@ -225,7 +233,7 @@ def first_set(cols: list[str]) -> str:
     return "id" if "id" in sets else sets[0]
 
 
-def plot_pass_at_k(sweep: Path, finished: list[Run], keys: list[str], cols: list[str]) -> Path:
+def plot_pass_at_k(dest: Output, finished: list[Run], keys: list[str], cols: list[str]) -> Path:
     """pass@k versus k per group, one panel per evaluation set (exact where logged)."""
     sets = sets_of(cols)
     groups = group_runs(finished, keys)
@@ -247,12 +255,12 @@ def plot_pass_at_k(sweep: Path, finished: list[Run], keys: list[str], cols: list
             ax.plot(bks, [base[f"{prefix}{k}"] for k in bks], "k--", label="base model")
         ax.set(xscale="log", xlabel="k", ylabel=prefix.split("/")[-1] + "k", title=s)
     outside_legend(fig, axes)
-    footer(fig, sweep)
-    path = sweep / "pass_at_k.png"
+    footer(fig, dest)
+    path = dest.folder / "pass_at_k.png"
     return save_figure(fig, path)
 
 
-def plot_curves(sweep: Path, finished: list[Run], keys: list[str], cols: list[str]) -> Path:
+def plot_curves(dest: Output, finished: list[Run], keys: list[str], cols: list[str]) -> Path:
     """The paper's Fig. 7: one row per group size N (one row when N is not swept); columns
     train reward (each seed smoothed over 1/25 of its points; from train.csv, else the
     events), eval pass@1 and eval exact pass@K for the largest logged K (2048 in the study
@@ -309,13 +317,13 @@ def plot_curves(sweep: Path, finished: list[Run], keys: list[str], cols: list[st
             if i == len(ns) - 1:
                 ax.set_xlabel("iteration")
     outside_legend(fig, axes)
-    footer(fig, sweep)
-    path = sweep / "curves.png"
+    footer(fig, dest)
+    path = dest.folder / "curves.png"
     return save_figure(fig, path)
 
 
 def plot_neglog_vs_n(
-    sweep: Path, finished: list[Run], keys: list[str], n_key: str, cols: list[str]
+    dest: Output, finished: list[Run], keys: list[str], n_key: str, cols: list[str]
 ) -> Path | None:
     """The paper's Fig. 6: -log pass@K against N (log axes) for K = 1, 128, 1024, 2048 (exact
     values, those logged), one line per method, mean +- standard error over seeds, the base
@@ -343,25 +351,22 @@ def plot_neglog_vs_n(
         ax.grid(alpha=0.3, which="both")
     axes[0][0].set_ylabel(f"-log exact pass@K ({s}), lower is better")
     outside_legend(fig, axes)
-    footer(fig, sweep)
-    path = sweep / "neglog_pass_vs_n.png"
+    footer(fig, dest)
+    path = dest.folder / "neglog_pass_vs_n.png"
     return save_figure(fig, path)
 
 
-def plot_maze(sweep: Path, runs: list[Run], cols: list[str]) -> list[Path]:
+def plot_maze(dest: Output, runs: list[Run], cols: list[str]) -> list[Path]:
     finished = [r for r in runs if r.metrics is not None]
     keys = swept_keys(runs)
-    out = [plot_pass_at_k(sweep, finished, keys, cols), plot_curves(sweep, finished, keys, cols)]
-    pictures = plot_behaviour(sweep, finished, keys)
-    out += [pictures] if pictures else []
+    out = [plot_pass_at_k(dest, finished, keys, cols), plot_curves(dest, finished, keys, cols)]
+    optional = [plot_behaviour(dest, finished, keys), plot_gap(dest, runs, cols)]
+    out += [p for p in [*optional, plot_frontier(dest, runs, cols)] if p]
     n_key = next((k for k in N_KEYS if k in keys), None)
     if n_key is None:
-        return out + [
-            p for p in (plot_gap(sweep, runs, cols), plot_frontier(sweep, runs, cols)) if p
-        ]
-    fig6 = plot_neglog_vs_n(sweep, finished, keys, n_key, cols)
+        return out
+    fig6 = plot_neglog_vs_n(dest, finished, keys, n_key, cols)
     out += [fig6] if fig6 else []
-    out += [p for p in (plot_gap(sweep, runs, cols), plot_frontier(sweep, runs, cols)) if p]
     # the largest k versus N, per method, with the tail-miss curve as a regime guide
     s = first_set(cols)
     metric = max(
@@ -382,13 +387,13 @@ def plot_maze(sweep: Path, runs: list[Run], cols: list[str]) -> list[Path]:
         twin.set_ylabel(f"tail miss Pr(B_tau) at p = {p:.2f}, tau = 0.1 p (dotted)", fontsize=8)
     ax.set(xlabel="group size N", ylabel=metric)
     outside_legend(fig, [ax])
-    footer(fig, sweep)
-    out.append(sweep / "pass_vs_n.png")
+    footer(fig, dest)
+    out.append(dest.folder / "pass_vs_n.png")
     save_figure(fig, out[-1])
     return out
 
 
-def plot_routes(sweep: Path, runs: list[Run]) -> Path:
+def plot_routes(dest: Output, runs: list[Run]) -> Path:
     """Rare-route mass over training per group (seed bands; from train.csv, else the events)
     and routes retained versus N, both from zero, the base model dashed."""
     finished = [r for r in runs if r.metrics is not None]
@@ -434,11 +439,11 @@ def plot_routes(sweep: Path, runs: list[Run]) -> Path:
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7)
     fig.tight_layout()
-    path = sweep / "routes.png"
+    path = dest.folder / "routes.png"
     return save_figure(fig, path)
 
 
-def plot_categorical(sweep: Path, runs: list[Run], cols: list[str]) -> list[Path]:
+def plot_categorical(dest: Output, runs: list[Run], cols: list[str]) -> list[Path]:
     finished = [r for r in runs if r.metrics is not None]
     keys = swept_keys(runs)
     n_key = next((k for k in N_KEYS if k in keys), None)
@@ -452,7 +457,7 @@ def plot_categorical(sweep: Path, runs: list[Run], cols: list[str]) -> list[Path
         ax.set(xlabel="group size N", title=f"final {col}")
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()
-    path = sweep / "final_vs_n.png"
+    path = dest.folder / "final_vs_n.png"
     save_figure(fig, path)
     return [path]
 
@@ -474,7 +479,7 @@ def trend_metrics(runs: list[Run], set_name: str) -> list[str]:
     return []
 
 
-def plot_gap(sweep: Path, runs: list[Run], cols: list[str]) -> Path | None:
+def plot_gap(dest: Output, runs: list[Run], cols: list[str]) -> Path | None:
     """`gap.png`: per group size N (rows), each method minus its reference (GRPO, gamma 0)
     in pass@1 and pass@256 (columns, in points) against step: the paired difference over
     seeds and mazes at every evaluation that all paired runs reached (unfinished runs
@@ -524,11 +529,11 @@ def plot_gap(sweep: Path, runs: list[Run], cols: list[str]) -> Path | None:
             if i == len(ns) - 1:
                 ax.set_xlabel("step")
     outside_legend(fig, axes)
-    footer(fig, sweep)
-    return save_figure(fig, sweep / "gap.png")
+    footer(fig, dest)
+    return save_figure(fig, dest.folder / "gap.png")
 
 
-def plot_frontier(sweep: Path, runs: list[Run], cols: list[str]) -> Path | None:
+def plot_frontier(dest: Output, runs: list[Run], cols: list[str]) -> Path | None:
     """`frontier.png`: pass@1 (sharpness) against pass@256 (coverage) over training, one path
     per method (mean over seeds at each evaluation all its runs reached; an arrow at the last),
     one panel per group size N, the base model marked: where each method trades coverage for
@@ -571,5 +576,5 @@ def plot_frontier(sweep: Path, runs: list[Run], cols: list[str]) -> Path | None:
         ax.set_ylabel(f"{p1.split('/')[2]} ({s})")
         ax.grid(alpha=0.3)
     outside_legend(fig, axes)
-    footer(fig, sweep)
-    return save_figure(fig, sweep / "frontier.png")
+    footer(fig, dest)
+    return save_figure(fig, dest.folder / "frontier.png")

@@ -1,21 +1,36 @@
-"""`summarize(sweep)`: a sweep's tables and figures written into its folder."""
+"""`summarize(*folders)`: the tables and figures of one sweep, or of runs from several
+folders compared together (paired where they match)."""
 
+import shlex
 from pathlib import Path
 
 from mazerl.analysis.beside_paper import table4_markdown
 from mazerl.analysis.convergence import convergence, convergence_markdown, entry_settled
-from mazerl.analysis.figures import plot_categorical, plot_maze, plot_routes
-from mazerl.analysis.runs import find_runs
+from mazerl.analysis.figures import Output, plot_categorical, plot_maze, plot_routes
+from mazerl.analysis.runs import Run, find_runs
 from mazerl.analysis.tables import aggregate, markdown, paired_comparisons, write_csv
 from mazerl.core.errors import UserError
 
 
-def summarize(sweep: Path) -> str:
-    if not sweep.is_dir():
-        raise UserError(f"sweep dir {sweep} does not exist")
-    runs = find_runs(sweep)
+def summarize(*folders: Path, out: Path | None = None) -> str:
+    """Write `summary.md`, `summary.csv` and the figures into `out` (default: the one folder
+    given) for every run under `folders`; returns the markdown. Runs of different folders
+    with the same overrides are told apart by a `folder` key (never paired with each other)."""
+    folders = tuple(Path(f) for f in folders)
+    for folder in folders:
+        if not folder.is_dir():
+            raise UserError(f"sweep dir {folder} does not exist")
+    if out is None and len(folders) > 1:
+        raise UserError("several sweep dirs: name the folder for the summary with --out DIR")
+    out = Path(out) if out is not None else folders[0]
+    runs = gather(folders)
     if not runs:
-        raise UserError(f"no runs under {sweep} (looked for folders with a .hydra/ config)")
+        where = ", ".join(map(str, folders))
+        raise UserError(f"no runs under {where} (looked for folders with a .hydra/ config)")
+    out.mkdir(parents=True, exist_ok=True)
+    command = shlex.join(["mazerl-summarize", *map(str, folders)])
+    command += f" --out {out}" if len(folders) > 1 else ""
+    dest = Output(out, command)
     cols, rows = aggregate(runs)
     paired = paired_comparisons(runs, cols) if rows else []
     trends = convergence(runs, cols, paired) if rows else {"groups": {}, "paired": []}
@@ -24,13 +39,28 @@ def summarize(sweep: Path) -> str:
         e["converged"] = {s: entry_settled(trends, i, e, s) for s in sets}
     extra = table4_markdown(paired) + convergence_markdown(trends, paired)
     text = markdown(cols, rows, runs, paired, extra)
-    (sweep / "summary.md").write_text(text)
-    write_csv(sweep / "summary.csv", cols, rows, paired)
+    (out / "summary.md").write_text(text)
+    write_csv(out / "summary.csv", cols, rows, paired)
     if rows:
         if any(c.startswith("eval/") for c in cols):
-            plot_maze(sweep, runs, cols)
+            plot_maze(dest, runs, cols)
             if any(c.startswith("routes/") for c in cols):
-                plot_routes(sweep, runs)
+                plot_routes(dest, runs)
         else:
-            plot_categorical(sweep, runs, cols)
+            plot_categorical(dest, runs, cols)
     return text
+
+
+def gather(folders: tuple[Path, ...]) -> list[Run]:
+    """The runs of every folder; where one set of overrides occurs in more than one folder,
+    every run gets the override `folder=<its folder>`, so that no run hides another."""
+    by_folder = [(f, find_runs(f)) for f in folders]
+    seen: dict[tuple, set[Path]] = {}
+    for f, runs in by_folder:
+        for r in runs:
+            seen.setdefault(tuple(sorted(r.overrides.items())), set()).add(f)
+    if any(len(where) > 1 for where in seen.values()):
+        for f, runs in by_folder:
+            for r in runs:
+                r.overrides["folder"] = str(f)
+    return [r for _, runs in by_folder for r in runs]

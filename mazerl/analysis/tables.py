@@ -2,6 +2,7 @@
 paired differences against gamma = 0 or GRPO, as markdown and CSV."""
 
 import csv
+import json
 import math
 from collections import defaultdict
 from pathlib import Path
@@ -214,6 +215,27 @@ def paired_markdown(cols: list[str], paired: list[dict]) -> list[str]:
     return lines
 
 
+def base_row(runs: list[Run], section: list[str]) -> list[str]:
+    """The base model's line of a table: its values averaged over the finished runs' base
+    models (one per seed where the base seed follows the seed; their count in `seeds`)."""
+    bases = {
+        json.dumps(r.metrics["base"], sort_keys=True): r.metrics["base"]
+        for r in runs
+        if r.metrics is not None and r.metrics.get("base")
+    }
+    if not bases or not any(c in b for b in bases.values() for c in section):
+        return []
+    cells = []
+    for c in section:
+        values = [b[c] for b in bases.values() if c in b]
+        if "/delta_" in c or not values:
+            cells.append("-")
+            continue
+        mean, se = mean_se(values)
+        cells.append(f"{mean:.3f} ± {'n/a' if len(values) < 2 else f'{se:.3f}'}")
+    return [f"| base model | {len(bases)} | " + " | ".join(cells) + " |"]
+
+
 def table_head(columns: list[str]) -> list[str]:
     """A markdown table's header line and rule."""
     return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
@@ -248,6 +270,7 @@ def markdown(
                 c.split("/")[-1].replace("delta_", "Δ").replace("_vs_base", "") for c in section
             ]
             lines += [f"### {name}", "", *table_head(["group", "seeds", *heads])]
+            lines += base_row(runs, section)
             for row in rows:
                 one = row["n_seeds"] < 2
                 cells = [

@@ -1,9 +1,10 @@
-"""`mazerl-summarize SWEEP_DIR`: one table and a few pictures for a whole sweep.
+"""`mazerl-summarize SWEEP_DIR [SWEEP_DIR ...] [--out DIR]`: tables and figures of a sweep.
 
-Finds every run under SWEEP_DIR (any folder with a `.hydra/` config, whatever the launcher),
-groups runs by the swept keys except `seed`, and writes into SWEEP_DIR `summary.md`,
-`summary.csv` and the figures (`mazerl.analysis`, which a notebook can import directly).
-The markdown table is also printed.
+Finds every run under each SWEEP_DIR (any folder with a `.hydra/` config, whatever the
+launcher), groups runs by the swept keys except `seed`, and writes `summary.md`, `summary.csv`
+and the figures into SWEEP_DIR (several folders: into `--out DIR`, runs paired across folders
+where they match). The markdown is also printed. The work is `mazerl.analysis`, which a
+notebook can import directly.
 """
 
 import argparse
@@ -15,11 +16,12 @@ from mazerl.core.cli import exit_on_user_error
 @exit_on_user_error
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="mazerl-summarize", description=__doc__.split("\n")[0])
-    ap.add_argument("sweep_dir", type=Path)
+    ap.add_argument("sweep_dir", type=Path, nargs="+")
+    ap.add_argument("--out", type=Path, help="where the summary goes (needed with several dirs)")
     args = ap.parse_args(argv)
     from mazerl.analysis import summarize  # matplotlib, scipy: loaded after argument parsing
 
-    print(summarize(args.sweep_dir), end="")
+    print(summarize(*args.sweep_dir, out=args.out), end="")
 
 
 if __name__ == "__main__":
