@@ -7,6 +7,7 @@ a paired difference and the two groups it compares) is called converged only whe
 them is still moving.
 """
 
+import math
 from collections.abc import Iterable
 
 import numpy as np
@@ -75,11 +76,13 @@ def convergence(runs: list[Run], cols: list[str], paired: list[dict]) -> dict:
 
 
 def settled(slopes: Iterable[Slope | None]) -> str:
-    """ "yes" when no slope is still moving, "no" when one is, "n/a" without slopes."""
-    found = [s for s in slopes if s is not None]
-    if not found:
-        return "n/a"
-    return "no" if any(s.moving for s in found) else "yes"
+    """`no` when a slope is still moving, `yes` when every slope is measured (has an
+    interval) and none is, `n/a` otherwise (too few evaluations or seeds to tell)."""
+    slopes = list(slopes)
+    if any(s is not None and s.moving for s in slopes):
+        return "no"
+    known = bool(slopes) and all(s is not None and math.isfinite(s.lo) for s in slopes)
+    return "yes" if known else "n/a"
 
 
 def entry_settled(trends: dict, index: int, entry: dict, set_name: str) -> str:

@@ -55,6 +55,13 @@ def final_pictures(run: Run) -> dict[str, np.ndarray]:
     return out
 
 
+def lacking_training_data(runs: list[Run]) -> bool:
+    """No run has training scalars (train.csv or TensorBoard events): a study committed
+    before train.csv existed. Its curves.png, routes.png and behaviour.png, drawn when the
+    events were there, are then kept rather than redrawn without their training panels."""
+    return not any(train_curves(r) for r in runs)
+
+
 def plot_behaviour(dest: Output, finished: list[Run], keys: list[str]) -> Path | None:
     """`behaviour.png`: for each group (its first run, named with its seed) and evaluation set,
     the behaviour picture of the first maze at the final evaluation, as TensorBoard shows it
@@ -260,7 +267,7 @@ def plot_pass_at_k(dest: Output, finished: list[Run], keys: list[str], cols: lis
     return save_figure(fig, path)
 
 
-def plot_curves(dest: Output, finished: list[Run], keys: list[str], cols: list[str]) -> Path:
+def plot_curves(dest: Output, finished: list[Run], keys: list[str], cols: list[str]) -> Path | None:
     """The paper's Fig. 7: one row per group size N (one row when N is not swept); columns
     train reward (each seed smoothed over 1/25 of its points; from train.csv, else the
     events), eval pass@1 and eval exact pass@K for the largest logged K (2048 in the study
@@ -276,6 +283,8 @@ def plot_curves(dest: Output, finished: list[Run], keys: list[str], cols: list[s
         big = f"eval/{s}/exact_pass@{exact_ks[-1]}"
         panels.append((f"eval exact pass@{exact_ks[-1]} ({s})", (big,), False))
     curves = {r.path: train_curves(r) for r in finished}
+    if not any(curves.values()) and (dest.folder / "curves.png").exists():
+        return None  # drawn when the events existed: kept (see `lacking_training_data`)
     for r in finished:
         curves[r.path] |= {t: eval_curve(r, t) for _, ts, _ in panels[1:] for t in ts}
     ns = sorted({int(r.overrides.get(n_key, 0)) if n_key else 0 for r in finished})
@@ -359,9 +368,10 @@ def plot_neglog_vs_n(
 def plot_maze(dest: Output, runs: list[Run], cols: list[str]) -> list[Path]:
     finished = [r for r in runs if r.metrics is not None]
     keys = swept_keys(runs)
-    out = [plot_pass_at_k(dest, finished, keys, cols), plot_curves(dest, finished, keys, cols)]
-    optional = [plot_behaviour(dest, finished, keys), plot_gap(dest, runs, cols)]
-    out += [p for p in [*optional, plot_frontier(dest, runs, cols)] if p]
+    out = [plot_pass_at_k(dest, finished, keys, cols)]
+    optional = [plot_curves(dest, finished, keys, cols), plot_behaviour(dest, finished, keys)]
+    optional += [plot_gap(dest, runs, cols), plot_frontier(dest, runs, cols)]
+    out += [p for p in optional if p]
     n_key = next((k for k in N_KEYS if k in keys), None)
     if n_key is None:
         return out
@@ -393,10 +403,12 @@ def plot_maze(dest: Output, runs: list[Run], cols: list[str]) -> list[Path]:
     return out
 
 
-def plot_routes(dest: Output, runs: list[Run]) -> Path:
+def plot_routes(dest: Output, runs: list[Run]) -> Path | None:
     """Rare-route mass over training per group (seed bands; from train.csv, else the events)
     and routes retained versus N, both from zero, the base model dashed."""
     finished = [r for r in runs if r.metrics is not None]
+    if lacking_training_data(finished) and (dest.folder / "routes.png").exists():
+        return None  # drawn when the events existed: kept
     keys = swept_keys(runs)
     groups = group_runs(finished, keys)
     order = sorted(groups, key=natural_key)
@@ -463,19 +475,18 @@ def plot_categorical(dest: Output, runs: list[Run], cols: list[str]) -> list[Pat
 
 
 def trend_metrics(runs: list[Run], set_name: str) -> list[str]:
-    """Exact pass@1 and pass@256 of `set_name` where every run logged them at every saved
-    evaluation, else the sampled ones; none where a run saved no evaluation."""
-    if not all(evaluations(r.path) for r in runs):
+    """Pass@1 and pass@K of `set_name`, K = 256 or the largest k below it, that every run
+    logged at every saved evaluation: exact where logged, else sampled; none where a run
+    saved no evaluation."""
+    evals = [ev.get(set_name, {}) for r in runs for ev in evaluations(r.path).values()]
+    if not runs or not all(evaluations(r.path) for r in runs):
         return []
     for family in ("exact_pass", "pass"):
-        cols = [f"eval/{set_name}/{family}@{k}" for k in (1, 256)]
-        if all(
-            metric.split("/")[2] in ev.get(set_name, {})
-            for r in runs
-            for ev in evaluations(r.path).values()
-            for metric in cols
-        ):
-            return cols
+        ks = set.intersection(*({int(m.split("@")[1]) for m in ev if m.startswith(f"{family}@")
+                                 and "_" not in m.split("@")[1]} for ev in evals))  # fmt: skip
+        big = max((k for k in ks if 1 < k <= 256), default=None)
+        if 1 in ks and big:
+            return [f"eval/{set_name}/{family}@{k}" for k in (1, big)]
     return []
 
 

@@ -6,7 +6,13 @@ from pathlib import Path
 
 from mazerl.analysis.beside_paper import table4_markdown
 from mazerl.analysis.convergence import convergence, convergence_markdown, entry_settled
-from mazerl.analysis.figures import Output, plot_categorical, plot_maze, plot_routes
+from mazerl.analysis.figures import (
+    Output,
+    lacking_training_data,
+    plot_categorical,
+    plot_maze,
+    plot_routes,
+)
 from mazerl.analysis.runs import Run, find_runs
 from mazerl.analysis.tables import aggregate, markdown, paired_comparisons, write_csv
 from mazerl.core.errors import UserError
@@ -38,6 +44,13 @@ def summarize(*folders: Path, out: Path | None = None) -> str:
         sets = {c.split("/")[1] for c in e["diffs"]}
         e["converged"] = {s: entry_settled(trends, i, e, s) for s in sets}
     extra = table4_markdown(paired) + convergence_markdown(trends, paired)
+    if rows and lacking_training_data([r for r in runs if r.metrics is not None]):
+        extra += [
+            "These runs have no training scalars (train.csv, or TensorBoard events, which are "
+            "not committed): curves.png, routes.png and behaviour.png are kept as drawn when "
+            "the events existed, or drawn without their training panels.",
+            "",
+        ]
     text = markdown(cols, rows, runs, paired, extra)
     (out / "summary.md").write_text(text)
     write_csv(out / "summary.csv", cols, rows, paired)
