@@ -14,6 +14,7 @@ LAYERS = [
     {"rollout"},
     {"algos"},
     {"train", "eval", "categorical"},
+    {"analysis"},
     {"apps"},
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}

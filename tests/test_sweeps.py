@@ -146,6 +146,7 @@ def test_presets_declare_their_sweeps():
         "maze_transfer": {"algo": "grpo,dapo,cispo", "focal.gamma": "0,0.5", "seed": "0,1,2"},
         "gamma_sweep": {"focal.gamma": "0,0.25,0.5,1,2", "seed": "0,1,2"},
         "smoke": {"train.group_size": "4,8", "focal.gamma": "0,0.5"},
+        "maze_long": {"train.group_size": "32,8", "focal.gamma": "0,1.0,0.5", "seed": "0,1,2"},
     }
     for name, params in expected.items():
         cfg = yaml.safe_load(Path(f"{CONF_DIR}/experiment/{name}.yaml").read_text())
@@ -167,6 +168,10 @@ def test_study_presets_evaluate_exactly_on_many_mazes_and_the_default_stays_smal
             sizes = {s.name: s.num_mazes for s in cfg.eval.sets}
             assert sizes["id"] == 1024 and all(v == 512 for k, v in sizes.items() if k != "id")
             assert cfg.eval.sampled_mazes == 64 and 2048 in cfg.eval.exact_ks, name
+        long = compose(config_name="config", overrides=["experiment=maze_long", "seed=2"])
+        assert long.train.iterations == 20000 and long.train.eval_every == 500
+        assert long.base.seed == 2 and default.base.seed == 0  # one base model per seed
+        assert [s.num_mazes for s in long.eval.sets] == [1024, 512, 512]
     assert [s.num_mazes for s in default.eval.sets] == [64, 64, 64]
     assert default.eval.sampled_mazes is None and default.train.iterations == 300
 
