@@ -34,7 +34,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 from torch.utils.tensorboard import SummaryWriter
 
-from mazerl.algos import AlgoConfig, FocalConfig
+from mazerl.algos import AlgoConfig, FocalConfig, check_algo
 from mazerl.algos.tail_miss import active, peak_group_size, tail_miss
 from mazerl.apps.schema import (
     CONSTRAINTS,
@@ -124,8 +124,13 @@ def _sim_between(s, prefix: str) -> None:
     )
 
 
+def _categorical_between(c, prefix: str) -> None:
+    check_algo(AlgoConfig(**c.algo), c.sim.group_size)
+
+
 RULES.update({SimConfig: SIM_RULES, CategoricalConfig: CATEGORICAL_RULES})
 CONSTRAINTS[SimConfig] = [_sim_between]
+CONSTRAINTS[CategoricalConfig] = [_categorical_between]
 
 
 def validate(cfg) -> None:

@@ -1,0 +1,114 @@
+"""Methods as compositions (estimator + optional reward transform + per-token surrogate +
+terms + one aggregation), each against its formula by hand and, where the authors released
+code, against that code's computation rewritten here."""
+
+import pytest
+import torch
+
+from mazerl.algos import (
+    ADVANTAGES,
+    POLICY_LOSSES,
+    REWARD_TRANSFORMS,
+    AlgoConfig,
+    FocalConfig,
+    check_algo,
+    group_advantages,
+    policy_loss,
+    reads_every_row,
+)
+from mazerl.core.errors import ConfigError
+
+TOL = dict(atol=1e-9, rtol=0)
+
+
+def t(x, dtype=torch.float64):
+    return torch.tensor(x, dtype=dtype)
+
+
+# ---------------------------------------------------------------- the composition
+
+
+def _tokens():
+    """Two sequences, T = 3 (the second 2 tokens long), on-policy (rho = 1)."""
+    logp = t([[-0.5, -1.0, -2.0], [-0.3, -0.7, -1.0]])
+    return dict(logp=logp, old_logp=logp.clone(), advantages=t([1.0, -2.0]),
+                mask=t([[1, 1, 1], [1, 1, 0]]))  # fmt: skip
+
+
+def test_entropy_bonus_is_one_term_added_to_every_loss():
+    # at rho = 1 the clip surrogate is -A per token: -1, -1, -1, +2, +2 (sum 1 over 5 tokens);
+    # the entropy bonus adds -c H_t per token: H = 0.5 everywhere, c = 0.01
+    entropy = torch.full((2, 3), 0.5, dtype=torch.float64)
+    for loss in ("clip", "cispo", "linear"):
+        base, _ = policy_loss(AlgoConfig(loss=loss), **_tokens(), entropy=entropy)
+        bonus, m = policy_loss(
+            AlgoConfig(loss=loss, entropy_coef=0.01), **_tokens(), entropy=entropy
+        )
+        assert bonus.item() == pytest.approx(base.item() - 0.01 * 0.5, abs=1e-12), loss
+        assert m["entropy"].item() == 0.5
+    loss, _ = policy_loss(AlgoConfig(entropy_coef=0.01), **_tokens(), entropy=entropy)
+    assert loss.item() == pytest.approx(1 / 5 - 0.005, abs=1e-12)
+
+
+def test_the_skip_rule_follows_from_the_terms():
+    assert not reads_every_row(AlgoConfig())
+    assert reads_every_row(AlgoConfig(kl_beta=0.1))  # the KL term is non-zero on every row
+    assert reads_every_row(AlgoConfig(entropy_coef=0.001))  # so is the entropy bonus
+
+
+def test_check_algo_names_the_key_and_the_problem():
+    check_algo(AlgoConfig(), 8)
+    with pytest.raises(ConfigError, match=r"^algo.advantage_kwargs: advantage estimator 'grpo' "
+                       r"takes no argument 'epss'; its parameters: rewards, eps$"):  # fmt: skip
+        check_algo(AlgoConfig(advantage_kwargs={"epss": 1e-6}), 8)
+    with pytest.raises(ConfigError, match=r"^algo.loss_kwargs: policy loss 'clip' takes no arg"):
+        check_algo(AlgoConfig(loss_kwargs={"clip_hgih": 0.3}), 8)
+    with pytest.raises(ConfigError, match=r"^algo.reward_transform_kwargs: given, but algo.rew"):
+        check_algo(AlgoConfig(reward_transform_kwargs={"k": 2}), 8)
+
+
+def test_an_estimator_checks_its_own_values_and_declares_all_equal_groups(monkeypatch):
+    """A parameter without a default must be given; a value the estimator refuses is one line
+    naming the key; DAPO's filter refuses an estimator that signals all-equal groups."""
+
+    def scaled(rewards, *, scale):
+        if scale <= 0:
+            raise ConfigError(f"scale must be > 0, got {scale!r}")
+        return rewards * scale
+
+    monkeypatch.setitem(ADVANTAGES._entries, "scaled_for_test", scaled)
+    scaled.all_equal_zero = False
+    algo = AlgoConfig(advantage="scaled_for_test")
+    with pytest.raises(ConfigError, match=r"^algo.advantage_kwargs: advantage estimator "
+                       "'scaled_for_test' needs the argument 'scale'$"):  # fmt: skip
+        check_algo(algo, 4)
+    algo.advantage_kwargs = {"scale": -1.0}
+    with pytest.raises(ConfigError, match=r"^algo.advantage_kwargs: scale must be > 0, got -1.0$"):
+        check_algo(algo, 4)
+    algo.advantage_kwargs = {"scale": 2.0}
+    check_algo(algo, 4)
+    algo.dynamic_sampling = True
+    with pytest.raises(ConfigError, match=r"^algo.dynamic_sampling must be false with algo.adv"):
+        check_algo(algo, 4)
+    # an all-wrong group keeps its (non-zero) advantage and counts as a non-zero group
+    adv, m = group_advantages(t([[1.0, 0.0], [1.0, 1.0]]), algo, FocalConfig(gamma=0.0))
+    assert adv.tolist() == [[2.0, 0.0], [2.0, 2.0]] and m["frac_zero_adv_groups"].item() == 0
+    assert ADVANTAGES.get("grpo").all_equal_zero and ADVANTAGES.get("rloo").all_equal_zero
+
+
+def test_a_reward_transform_feeds_the_estimator_and_focal_reads_the_rewards(monkeypatch):
+    monkeypatch.setitem(REWARD_TRANSFORMS._entries, "double_for_test", lambda r, *, by: r * by)
+    algo = AlgoConfig(advantage="drgrpo", reward_transform="double_for_test",
+                      reward_transform_kwargs={"by": 3.0})  # fmt: skip
+    # r = [1, 0, 0, 0] -> [3, 0, 0, 0], mean 0.75: A = [2.25, -0.75, ...]; mu_hat = 1/4 from
+    # the rewards (not 3/4 of the transformed ones): g = (3/4)^1
+    adv, _ = group_advantages(t([[1.0, 0.0, 0.0, 0.0]]), algo, FocalConfig(gamma=1.0))
+    torch.testing.assert_close(adv, 0.75 * t([[2.25, -0.75, -0.75, -0.75]]), **TOL)
+
+
+def test_a_loss_takes_only_what_its_surrogate_declares():
+    assert POLICY_LOSSES.parameters("linear") == [
+        "logp", "old_logp", "advantages", "mask", "ref_logp", "entropy", "norm_mask",
+        "kl_beta", "entropy_coef", "agg",
+    ]  # fmt: skip
+    assert POLICY_LOSSES.parameters("clip")[-2:] == ["clip_low", "clip_high"]
