@@ -2,8 +2,11 @@
 terms + one aggregation), each against its formula by hand and, where the authors released
 code, against that code's computation rewritten here."""
 
+import math
+
 import pytest
 import torch
+import yaml
 
 from mazerl.algos import (
     ADVANTAGES,
@@ -16,6 +19,7 @@ from mazerl.algos import (
     policy_loss,
     reads_every_row,
 )
+from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import ConfigError
 
 TOL = dict(atol=1e-9, rtol=0)
@@ -112,3 +116,40 @@ def test_a_loss_takes_only_what_its_surrogate_declares():
         "kl_beta", "entropy_coef", "agg",
     ]  # fmt: skip
     assert POLICY_LOSSES.parameters("clip")[-2:] == ["clip_low", "clip_high"]
+
+
+def _reference_maxrl(group: list[float]) -> list[float]:
+    """tajwarfahim/maxrl, verl/trainer/ppo/core_algos.py, compute_maxrl_outcome_advantage
+    (lines 402-441): score - mean over the group, divided by (mean + epsilon), epsilon 1e-6."""
+    mean = sum(group) / len(group)
+    return [(r - mean) / (mean + 1e-6) for r in group]
+
+
+# ---------------------------------------------------------------- MaxRL
+
+
+def test_maxrl_by_hand_and_against_the_authors_code():
+    rewards = t([[1, 0, 0, 0], [1, 1, 0, 1], [0, 0, 0, 0], [1, 1, 1, 1], [1, 0, 1, 0]])
+    adv = ADVANTAGES.get("maxrl")(rewards)
+    # c of N correct: N/c - 1 for a correct sample, -1 for a wrong one (up to eps)
+    by_hand = [[3, -1, -1, -1], [1 / 3, 1 / 3, -1, 1 / 3], [0] * 4, [0] * 4, [1, -1, 1, -1]]
+    torch.testing.assert_close(adv, t(by_hand), atol=1e-4, rtol=0)
+    reference = [_reference_maxrl(g) for g in rewards.tolist()]
+    torch.testing.assert_close(adv, t(reference), atol=1e-12, rtol=0)
+    assert torch.equal(adv[2:4], torch.zeros(2, 4, dtype=torch.float64))  # exactly 0
+
+
+def _algo(name: str) -> AlgoConfig:
+    """The shipped `conf/algo/<name>.yaml` as an `AlgoConfig`."""
+    cfg = yaml.safe_load((CONF_DIR / "algo" / f"{name}.yaml").read_text())
+    cfg.pop("defaults")
+    return AlgoConfig(**cfg)
+
+
+def test_maxrl_config_composes_with_focal():
+    algo = _algo("maxrl")
+    check_algo(algo, 8)
+    # [1, 0, 0, 0] with gamma 0.5: g = sqrt(3/4) times (3, -1, -1, -1)
+    adv, _ = group_advantages(t([[1.0, 0, 0, 0]]), algo, FocalConfig(gamma=0.5))
+    by_hand = math.sqrt(0.75) * t([[3.0, -1.0, -1.0, -1.0]])
+    torch.testing.assert_close(adv, by_hand, atol=1e-4, rtol=0)
