@@ -153,3 +153,62 @@ def test_maxrl_config_composes_with_focal():
     adv, _ = group_advantages(t([[1.0, 0, 0, 0]]), algo, FocalConfig(gamma=0.5))
     by_hand = math.sqrt(0.75) * t([[3.0, -1.0, -1.0, -1.0]])
     torch.testing.assert_close(adv, by_hand, atol=1e-4, rtol=0)
+
+
+# ---------------------------------------------------------------- W-REINFORCE, PSR, NSR
+
+
+def _reference_psr_nsr(group: list[float], advantage: str, weight: float) -> list[float]:
+    """TianHongZXY/RLVR-Decomposed, verl/trainer/ppo/core_algos.py,
+    compute_psr_nsr_outcome_advantage (lines 111-153), outcome reward, gamma 1: the return is
+    the reward; 'positive' keeps it, 'negative' subtracts 1, 'weighted' multiplies a correct
+    one (score 1) by the weight and subtracts 1 from a wrong one (score 0). For 'positive'
+    ('negative') ray_trainer.py (lines 1192-1197) drops the wrong (correct) rows from the
+    batch: they add nothing, as rows with A = 0 (here 0.0)."""
+    if advantage == "positive":
+        return [r if r == 1 else 0.0 for r in group]
+    if advantage == "negative":
+        return [r - 1 if r == 0 else 0.0 for r in group]
+    return [r * weight if r == 1 else r - 1 for r in group]
+
+
+@pytest.mark.parametrize(
+    ("name", "advantage"), [("w_reinforce", "weighted"), ("psr", "positive"), ("nsr", "negative")]
+)
+def test_w_reinforce_psr_nsr_by_hand_and_against_the_authors_code(name, advantage):
+    rewards = t([[1, 0, 0, 0], [0, 0, 0, 0], [1, 1, 1, 1]])
+    algo = _algo(name)
+    check_algo(algo, 4)
+    adv, metrics = group_advantages(rewards, algo, FocalConfig(gamma=0.0))
+    by_hand = {
+        "w_reinforce": [[0.1, -1, -1, -1], [-1] * 4, [0.1] * 4],
+        "psr": [[1, 0, 0, 0], [0] * 4, [1] * 4],
+        "nsr": [[0, -1, -1, -1], [-1] * 4, [0] * 4],
+    }[name]
+    torch.testing.assert_close(adv, t(by_hand), **TOL)
+    reference = [_reference_psr_nsr(g, advantage, 0.1) for g in rewards.tolist()]
+    torch.testing.assert_close(adv, t(reference), **TOL)
+    # all-equal groups keep a signal (except the half a side's weight of 0 silences)
+    zero_groups = {"w_reinforce": 0, "psr": 1 / 3, "nsr": 1 / 3}[name]
+    assert metrics["frac_zero_adv_groups"].item() == pytest.approx(zero_groups)
+
+
+def test_w_reinforce_composes_with_focal_and_refuses_bad_weights():
+    algo = _algo("w_reinforce")
+    # gamma 1: g = 1 - mu: 3/4 for [1, 0, 0, 0], 1 for all-wrong, 0 for all-correct
+    adv, _ = group_advantages(t([[1, 0, 0, 0], [0, 0, 0, 0], [1, 1, 1, 1]]), algo, FocalConfig(1.0))
+    by_hand = [[0.075, -0.75, -0.75, -0.75], [-1] * 4, [0] * 4]
+    torch.testing.assert_close(adv, t(by_hand), **TOL)
+    for bad in (-0.1, float("inf"), float("nan"), "a lot"):
+        algo.advantage_kwargs = {"positive_weight": bad, "negative_weight": 1.0}
+        with pytest.raises(ConfigError, match=r"^algo.advantage_kwargs: positive_weight must be a "
+                           r"finite number >= 0, got "):  # fmt: skip
+            check_algo(algo, 8)
+    algo.advantage_kwargs = {"positive_weight": 0.1, "negative_weight": 1.0, "lambda": 0.1}
+    with pytest.raises(ConfigError, match=r"takes no argument 'lambda'; its parameters: rewards, "
+                       "positive_weight, negative_weight$"):  # fmt: skip
+        check_algo(algo, 8)
+    algo.advantage_kwargs = {"positive_weight": 0.1, "negative_weight": 1.0}
+    algo.dynamic_sampling = True
+    with pytest.raises(ConfigError, match="gives all-equal groups a non-zero advantage"):
+        check_algo(algo, 8)
