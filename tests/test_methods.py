@@ -212,3 +212,61 @@ def test_w_reinforce_composes_with_focal_and_refuses_bad_weights():
     algo.dynamic_sampling = True
     with pytest.raises(ConfigError, match="gives all-equal groups a non-zero advantage"):
         check_algo(algo, 8)
+
+
+# ---------------------------------------------------------------- Pass@k Training
+
+
+def _reference_passk(group: list[float], k: int) -> list[float]:
+    """RUCAIBox/Passk_Training, code/passk_adv.py, calc_adv (lines 10-20): rho = 1 -
+    comb(n - c, k) / comb(n, k), sigma = sqrt(rho (1 - rho)), adv_p = (1 - rho) / (sigma +
+    1e-6), adv_n = (1 - rho - comb(n - c - 1, k - 1) / comb(n - 1, k - 1)) / (sigma + 1e-6);
+    correct (== 1) samples get adv_p, then every value equal to 0 gets adv_n (scipy's comb
+    is 0 for a negative or too small top, as `comb` below)."""
+
+    def comb(a: int, b: int) -> int:
+        return math.comb(a, b) if a >= 0 else 0
+
+    n, c = len(group), sum(1 for r in group if r == 1)
+    rho = 1 - comb(n - c, k) / comb(n, k)
+    sigma = math.sqrt(rho * (1 - rho))
+    adv_p = (1 - rho) / (sigma + 1e-6)
+    adv_n = (1 - rho - comb(n - c - 1, k - 1) / comb(n - 1, k - 1)) / (sigma + 1e-6)
+    new_val = [adv_p if r == 1 else r for r in group]
+    return [adv_n if v == 0 else v for v in new_val]
+
+
+def test_passk_by_hand():
+    # N = 4, c = 1, k = 2: R = 1 - C(3,2)/C(4,2) = 1/2, sigma = 1/2;
+    # A_pos = (1/2) / (1/2 + 1e-6); A_neg = (1/2 - C(2,1)/C(3,1)) / (1/2 + 1e-6) = (-1/6) / ...
+    adv = ADVANTAGES.get("passk")(t([[1, 0, 0, 0]]), k=2)
+    s = 0.5 + 1e-6
+    torch.testing.assert_close(adv, t([[0.5 / s, -1 / 6 / s, -1 / 6 / s, -1 / 6 / s]]), **TOL)
+    # N = 4, c = 3, k = 2: N - c = 1 < k, every pair holds a correct one: A = 0 for all
+    assert torch.equal(ADVANTAGES.get("passk")(t([[1, 1, 0, 1]]), k=2), torch.zeros(1, 4).double())
+    # k = 1 is GRPO with the population std: [1, 0, 0, 0]: mean 1/4, std sqrt(3)/4
+    adv = ADVANTAGES.get("passk")(t([[1, 0, 0, 0]]), k=1)
+    s = math.sqrt(3) / 4 + 1e-6
+    torch.testing.assert_close(adv, t([[0.75 / s, -0.25 / s, -0.25 / s, -0.25 / s]]), **TOL)
+
+
+@pytest.mark.parametrize("k", [1, 2, 4, 8])
+def test_passk_against_the_authors_code(k):
+    n = 8
+    groups = [[1.0] * c + [0.0] * (n - c) for c in range(n + 1)]
+    groups.append([0, 1, 0, 0, 1, 0, 1, 0])  # order does not matter
+    adv = ADVANTAGES.get("passk")(t(groups), k=k)
+    reference = [_reference_passk(g, k) for g in groups]
+    torch.testing.assert_close(adv, t(reference), atol=1e-9, rtol=1e-12)
+
+
+def test_passk_k_must_fit_the_group():
+    algo = _algo("passk")
+    check_algo(algo, 4)
+    with pytest.raises(ConfigError, match=r"^algo.advantage_kwargs: k must be an integer in "
+                       r"\[1, the group size N=2\], got 4$"):  # fmt: skip
+        check_algo(algo, 2)
+    for bad in (0, 2.5, "four"):
+        algo.advantage_kwargs = {"k": bad}
+        with pytest.raises(ConfigError, match="k must be an integer in"):
+            check_algo(algo, 8)
