@@ -2,6 +2,7 @@
 terms + one aggregation), each against its formula by hand and, where the authors released
 code, against that code's computation rewritten here."""
 
+import itertools
 import math
 
 import pytest
@@ -270,3 +271,44 @@ def test_passk_k_must_fit_the_group():
         algo.advantage_kwargs = {"k": bad}
         with pytest.raises(ConfigError, match="k must be an integer in"):
             check_algo(algo, 8)
+
+
+# ---------------------------------------------------------------- PKPO
+
+
+def _subset_weights(group: list[float], k: int) -> list[float]:
+    """The paper's definition, enumerated: sample i's coefficient in the gradient of the
+    pass@k estimate (1 / C(N, k)) sum over k-subsets S of max_{j in S} f_j is
+    (1 / C(N, k)) sum over the S holding i of max_{j in S} f_j."""
+    n = len(group)
+    weights = [0.0] * n
+    for subset in itertools.combinations(range(n), k):
+        best = max(group[j] for j in subset)
+        for i in subset:
+            weights[i] += best / math.comb(n, k)
+    return weights
+
+
+def test_pkpo_transform_by_hand_and_by_enumerating_subsets():
+    # N = 4, c = 1, k = 2: correct 2/4; wrong (2/4)(1 - C(2,1)/C(3,1)) = 1/6
+    s = REWARD_TRANSFORMS.get("pkpo")(t([[1, 0, 0, 0]]), k=2)
+    torch.testing.assert_close(s, t([[0.5, 1 / 6, 1 / 6, 1 / 6]]), **TOL)
+    groups = [[1.0] * c + [0.0] * (6 - c) for c in range(7)] + [[0, 1, 0, 0, 1, 0]]
+    for k in range(1, 7):
+        s = REWARD_TRANSFORMS.get("pkpo")(t(groups), k=k)
+        torch.testing.assert_close(s, t([_subset_weights(g, k) for g in groups]), **TOL)
+
+
+def test_pkpo_method_is_the_transform_then_the_leave_one_out_baseline():
+    algo = _algo("pkpo")
+    algo.reward_transform_kwargs = {"k": 2}
+    check_algo(algo, 4)
+    # s = [1/2, 1/6, 1/6, 1/6]: A_0 = 1/2 - 1/6 = 1/3, A_wrong = 1/6 - (1/2 + 2/6) / 3 = -1/9
+    adv, _ = group_advantages(t([[1, 0, 0, 0], [0, 0, 0, 0], [1, 1, 1, 1]]), algo, FocalConfig(0))
+    by_hand = [[1 / 3, -1 / 9, -1 / 9, -1 / 9], [0] * 4, [0] * 4]
+    torch.testing.assert_close(adv, t(by_hand), **TOL)
+    assert torch.equal(adv[1:], torch.zeros(2, 4).double())  # all-equal groups: exactly 0
+    algo.reward_transform_kwargs = {"k": 8}
+    with pytest.raises(ConfigError, match=r"^algo.reward_transform_kwargs: k must be an integer "
+                       r"in \[1, the group size N=4\], got 8$"):  # fmt: skip
+        check_algo(algo, 4)
