@@ -312,3 +312,69 @@ def test_pkpo_method_is_the_transform_then_the_leave_one_out_baseline():
     with pytest.raises(ConfigError, match=r"^algo.reward_transform_kwargs: k must be an integer "
                        r"in \[1, the group size N=4\], got 8$"):  # fmt: skip
         check_algo(algo, 4)
+
+
+# ---------------------------------------------------------------- entropy bonus
+
+
+class _GradCapture:
+    """An optimizer that records each step's gradient instead of stepping."""
+
+    def __init__(self, params) -> None:
+        self.params, self.grads = list(params), []
+
+    def zero_grad(self, set_to_none=True) -> None:
+        for p in self.params:
+            p.grad = None
+
+    def step(self) -> None:
+        grads = [torch.zeros_like(p) if p.grad is None else p.grad for p in self.params]
+        self.grads.append(torch.cat([g.flatten() for g in grads]))
+
+
+@pytest.fixture(scope="module")
+def rollouts():
+    """4 mazes x 4 rollouts of a small GRU; the first two groups all-equal (0 and 1)."""
+    import numpy as np
+
+    from mazerl.envs.spec import MazeSpec
+    from mazerl.policy import build_policy
+    from mazerl.policy.gru import GruConfig
+    from mazerl.rollout import generate
+
+    torch.manual_seed(0)
+    policy = build_policy(GruConfig(hidden=16, encoder_layers=1))
+    mazes = [MazeSpec(size=3).sample(np.random.default_rng(i)) for i in range(4)]
+    r = generate(policy, mazes, 4, generator=torch.Generator().manual_seed(1))
+    r.reward = torch.tensor([0, 0, 0, 0, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0.0])
+    return policy, r
+
+
+def _update(policy, r, algo, skip: bool):
+    from types import SimpleNamespace
+
+    from mazerl.train.update import update
+
+    train_cfg = SimpleNamespace(ppo_epochs=1, minibatches=1, temperature=1.0, grad_clip=1e9,
+                                skip_zero_advantage=skip)  # fmt: skip
+    adv, _ = group_advantages(r.rewards_by_group, algo, FocalConfig(gamma=0.0))
+    opt = _GradCapture(policy.parameters())
+    metrics, _ = update(policy, None, opt, r, adv.flatten(), algo, train_cfg, seed=0, it=0)
+    return opt.grads[0], metrics
+
+
+def test_entropy_bonus_reads_every_row(rollouts):
+    """GRPO skips the two all-equal groups; with the bonus every row is computed, and the
+    gradient is the full computation's (skipping would drop the bonus of those rows)."""
+    policy, r = rollouts
+    _, grpo = _update(policy, r, _algo("grpo"), skip=True)
+    assert grpo["update_rows_frac"] == 0.5
+    algo = _algo("grpo_entropy")
+    check_algo(algo, 4)
+    assert algo.entropy_coef == 0.001 and reads_every_row(algo)
+    fast, m = _update(policy, r, algo, skip=True)
+    full, _ = _update(policy, r, algo, skip=False)
+    assert m["update_rows_frac"] == 1.0 and torch.equal(fast, full)
+    # the bonus changes the gradient: it is there
+    plain, _ = _update(policy, r, _algo("grpo"), skip=False)
+    assert (fast - plain).norm() > 1e-6 * plain.norm()
