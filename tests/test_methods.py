@@ -378,3 +378,43 @@ def test_entropy_bonus_reads_every_row(rollouts):
     # the bonus changes the gradient: it is there
     plain, _ = _update(policy, r, _algo("grpo"), skip=False)
     assert (fast - plain).norm() > 1e-6 * plain.norm()
+
+
+# ---------------------------------------------------------------- entropy advantage shaping
+
+
+def test_entropy_adv_by_hand():
+    # on-policy (rho = 1), token-mean over 5 tokens; A = +1 (row 0), -2 (row 1)
+    entropy = t([[0.5, 5.0, 0.0], [1.0, 0.25, 9.0]], dtype=torch.float64).requires_grad_()
+    inputs = _tokens()
+    inputs["logp"].requires_grad_()
+    algo = _algo("entropy_adv")
+    check_algo(algo, 8)
+    loss, m = policy_loss(algo, **inputs, entropy=entropy)
+    # row 0: A + min(0.4 H, 1/2) = 1 + 0.2, 1 + 0.5 (capped), 1 + 0
+    # row 1: -2 + min(0.4 H, 2/2) = -2 + 0.4, -2 + 0.1 (the padded token is masked)
+    shaped = [1.2, 1.5, 1.0, -1.6, -1.9]
+    assert loss.item() == pytest.approx(-sum(shaped) / 5, abs=1e-12)
+    assert m["entropy_adv_bonus"].item() == pytest.approx((0.2 + 0.5 + 0 + 0.4 + 0.1) / 5)
+    loss.backward()
+    assert entropy.grad is None or torch.equal(entropy.grad, torch.zeros_like(entropy))
+    # d loss / d logp = -A_t rho / 5 at rho = 1
+    expected = -t([[1.2, 1.5, 1.0], [-1.6, -1.9, 0.0]]) / 5
+    torch.testing.assert_close(inputs["logp"].grad, expected, **TOL)
+
+
+def test_entropy_adv_keeps_zero_rows_skippable_and_checks_its_parameters(rollouts):
+    policy, r = rollouts
+    algo = _algo("entropy_adv")
+    assert not reads_every_row(algo)
+    fast, m = _update(policy, r, algo, skip=True)
+    full, _ = _update(policy, r, algo, skip=False)
+    assert m["update_rows_frac"] == 0.5
+    assert (fast - full).norm() <= 1e-5 * full.norm()
+    for key, bad in (("alpha", -0.4), ("alpha", float("nan")), ("kappa", 0.5)):
+        algo.loss_kwargs = {"alpha": 0.4, "kappa": 2.0, key: bad}
+        with pytest.raises(ConfigError, match=rf"^algo.loss_kwargs: {key} must be a finite"):
+            check_algo(algo, 8)
+    algo.loss_kwargs = {"alpha": 0.4, "kapa": 2.0}
+    with pytest.raises(ConfigError, match="policy loss 'entropy_adv' takes no argument 'kapa'"):
+        check_algo(algo, 8)
