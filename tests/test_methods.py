@@ -418,3 +418,80 @@ def test_entropy_adv_keeps_zero_rows_skippable_and_checks_its_parameters(rollout
     algo.loss_kwargs = {"alpha": 0.4, "kapa": 2.0}
     with pytest.raises(ConfigError, match="policy loss 'entropy_adv' takes no argument 'kapa'"):
         check_algo(algo, 8)
+
+
+# ---------------------------------------------------------------- Clip-Cov
+
+
+def _cov_tokens(shift_first: float = 0.0):
+    """Two sequences (T = 3, the second 2 long), A = +3, -3. Over the 5 response tokens
+    mean A = 3/5 and mean log pi = -5.8/5 = -1.16, so cov_t = (A - 0.6)(log pi + 1.16):
+    row 0: 2.4 x (1.06, 0.96, -1.84) = 2.544, 2.304, -4.416;
+    row 1: -3.6 x (-0.84, 0.66) = 3.024, -2.376.
+    `shift_first` moves the first token's sampling log-prob (rho = e^shift there)."""
+    logp = t([[-0.1, -0.2, -3.0], [-2.0, -0.5, 0.0]]).requires_grad_()
+    old = logp.detach().clone()
+    old[0, 0] -= shift_first
+    return dict(logp=logp, old_logp=old, advantages=t([3.0, -3.0]),
+                mask=t([[1, 1, 1], [1, 1, 0]]))  # fmt: skip
+
+
+def _reference_clip_cov(inputs, clip_low, clip_high, cov_ratio, cov_low, cov_high) -> float:
+    """verl/trainer/ppo/core_algos.py, compute_policy_loss_clip_cov (tajwarfahim/maxrl's copy,
+    lines 1392-1477), token-mean, with every eligible token dropped (cov_ratio large enough
+    that the random choice takes them all): pg1 = -A rho, pg2 = -A clip(rho); tokens with
+    pg2 > pg1 are not eligible; eligible tokens with cov_low < cov < cov_high get corr 0; the
+    loss is max(pg1, pg2) * corr averaged over the response tokens."""
+    logp = inputs["logp"].detach().tolist()
+    old, mask = inputs["old_logp"].tolist(), inputs["mask"].tolist()
+    adv = inputs["advantages"].tolist()
+    cells = [(b, j) for b in range(2) for j in range(3) if mask[b][j]]
+    mean_a = sum(adv[b] for b, _ in cells) / len(cells)
+    mean_lp = sum(logp[b][j] for b, j in cells) / len(cells)
+    total, eligible = 0.0, []
+    for b, j in cells:
+        rho = math.exp(logp[b][j] - old[b][j])
+        pg1, pg2 = -adv[b] * rho, -adv[b] * min(max(rho, 1 - clip_low), 1 + clip_high)
+        cov = (adv[b] - mean_a) * (logp[b][j] - mean_lp)
+        if not pg2 > pg1 and cov_low < cov < cov_high:
+            eligible.append((b, j))
+            continue
+        total += max(pg1, pg2)
+    assert len(eligible) <= max(int(cov_ratio * len(cells)), 1)  # all of them are dropped
+    return total / len(cells)
+
+
+def test_clip_cov_by_hand_and_against_verl():
+    algo = _algo("clip_cov")
+    check_algo(algo, 8)
+    assert reads_every_row(algo)
+    # cov_high 3: eligible (0, 0) 2.544 and (0, 1) 2.304; one of them (int(2e-4 * 5) -> 1) is
+    # dropped: either way the loss is (-3 - 3 + 3 + 3) / 5 = 0 (each A = +3 token gives -3)
+    algo.loss_kwargs = {"cov_ratio": 2e-4, "cov_low": 1.0, "cov_high": 3.0}
+    for _ in range(5):
+        loss, m = policy_loss(algo, **_cov_tokens())
+        assert loss.item() == pytest.approx(0.0, abs=1e-12) and m["clipcov_frac"].item() == 0.2
+    # cov_ratio 1: both dropped: (-3 + 3 + 3) / 5; their gradient is 0, the others' -A rho / 5
+    algo.loss_kwargs = {"cov_ratio": 1.0, "cov_low": 1.0, "cov_high": 3.0}
+    inputs = _cov_tokens()
+    loss, _ = policy_loss(algo, **inputs)
+    assert loss.item() == pytest.approx(3 / 5, abs=1e-12)
+    assert loss.item() == pytest.approx(_reference_clip_cov(inputs, 1, 1, 1.0, 1, 3), abs=1e-12)
+    loss.backward()
+    torch.testing.assert_close(inputs["logp"].grad, t([[0, 0, -3 / 5], [3 / 5, 3 / 5, 0]]), **TOL)
+    # the first token off-policy at rho = 2.5 (A > 0): PPO clips it at 1 + 1 = 2, so it is not
+    # eligible and keeps max(-7.5, -6) = -6: (-6 + 0 - 3 + 3 + 3) / 5
+    inputs = _cov_tokens(shift_first=math.log(2.5))
+    loss, _ = policy_loss(algo, **inputs)
+    assert loss.item() == pytest.approx(-3 / 5, abs=1e-12)
+    assert loss.item() == pytest.approx(_reference_clip_cov(inputs, 1, 1, 1.0, 1, 3), abs=1e-12)
+    for bad in ({"cov_ratio": 0.0}, {"cov_ratio": 1.5}, {"cov_low": 5.0, "cov_high": 1.0}):
+        algo.loss_kwargs = {"cov_ratio": 2e-4, "cov_low": 1.0, "cov_high": 5.0, **bad}
+        with pytest.raises(ConfigError, match=r"^algo.loss_kwargs: cov_"):
+            check_algo(algo, 8)
+
+
+def test_clip_cov_reads_every_row(rollouts):
+    policy, r = rollouts
+    _, m = _update(policy, r, _algo("clip_cov"), skip=True)
+    assert m["update_rows_frac"] == 1.0
