@@ -495,3 +495,60 @@ def test_clip_cov_reads_every_row(rollouts):
     policy, r = rollouts
     _, m = _update(policy, r, _algo("clip_cov"), skip=True)
     assert m["update_rows_frac"] == 1.0
+
+
+# ---------------------------------------------------------------- KL-Cov
+
+
+def _reference_kl_cov(inputs, cov_ratio: float, kl_coef: float) -> float:
+    """verl/trainer/ppo/core_algos.py, compute_policy_loss_kl_cov (tajwarfahim/maxrl's copy,
+    lines 1480-1541), token-mean: pg = -A rho; over the valid tokens cov = (A - mean A)(log pi
+    - mean log pi); the top max(1, int(#valid * ratio)) by cov get pg + kl_coef |log pi -
+    log pi_old|."""
+    logp = inputs["logp"].detach().tolist()
+    old, mask = inputs["old_logp"].tolist(), inputs["mask"].tolist()
+    adv = inputs["advantages"].tolist()
+    cells = [(b, j) for b in range(2) for j in range(3) if mask[b][j]]
+    mean_a = sum(adv[b] for b, _ in cells) / len(cells)
+    mean_lp = sum(logp[b][j] for b, j in cells) / len(cells)
+    cov = {c: (adv[c[0]] - mean_a) * (logp[c[0]][c[1]] - mean_lp) for c in cells}
+    top = sorted(cells, key=cov.get, reverse=True)[: max(1, int(len(cells) * cov_ratio))]
+    total = 0.0
+    for b, j in cells:
+        pg = -adv[b] * math.exp(logp[b][j] - old[b][j])
+        total += pg + (kl_coef * abs(logp[b][j] - old[b][j]) if (b, j) in top else 0.0)
+    return total / len(cells)
+
+
+def test_kl_cov_by_hand_and_against_verl():
+    algo = _algo("kl_cov")
+    check_algo(algo, 8)
+    assert reads_every_row(algo)
+    # every token off-policy by log rho = 0.1; covariances as _cov_tokens: the top one of the
+    # 5 tokens (int(5 * 2e-3) -> 1) is (1, 0), 3.024: it alone gets + 1 * 0.1
+    inputs = _cov_tokens()
+    inputs["old_logp"] = inputs["old_logp"] - 0.1
+    loss, m = policy_loss(algo, **inputs)
+    rho = math.exp(0.1)
+    assert loss.item() == pytest.approx((-3 * rho * 3 + 3 * rho * 2 + 0.1) / 5, abs=1e-12)
+    assert m["klcov_frac"].item() == pytest.approx(0.2)
+    assert loss.item() == pytest.approx(_reference_kl_cov(inputs, 2e-3, 1.0), abs=1e-12)
+    # cov_ratio 0.4: the top two, (1, 0) 3.024 and (0, 0) 2.544; kl_coef 0.5
+    algo.loss_kwargs = {"cov_ratio": 0.4, "kl_coef": 0.5}
+    loss, _ = policy_loss(algo, **inputs)
+    assert loss.item() == pytest.approx((-3 * rho + 2 * 0.5 * 0.1) / 5, abs=1e-12)
+    assert loss.item() == pytest.approx(_reference_kl_cov(inputs, 0.4, 0.5), abs=1e-12)
+    loss.backward()
+    # d/dlogp: -A rho / 5, plus 0.5 * sign(log rho) / 5 = 0.1 on the two penalised tokens
+    expected = t([[-3 * rho + 0.5, -3 * rho, -3 * rho], [3 * rho + 0.5, 3 * rho, 0]]) / 5
+    torch.testing.assert_close(inputs["logp"].grad, expected, **TOL)
+    for bad in ({"cov_ratio": -1.0}, {"kl_coef": -1.0}, {"kl_coef": float("inf")}):
+        algo.loss_kwargs = {"cov_ratio": 2e-3, "kl_coef": 1.0, **bad}
+        with pytest.raises(ConfigError, match=r"^algo.loss_kwargs: (cov_ratio|kl_coef) must be"):
+            check_algo(algo, 8)
+
+
+def test_kl_cov_reads_every_row(rollouts):
+    policy, r = rollouts
+    _, m = _update(policy, r, _algo("kl_cov"), skip=True)
+    assert m["update_rows_frac"] == 1.0
