@@ -552,3 +552,28 @@ def test_kl_cov_reads_every_row(rollouts):
     policy, r = rollouts
     _, m = _update(policy, r, _algo("kl_cov"), skip=True)
     assert m["update_rows_frac"] == 1.0
+
+
+# ---------------------------------------------------------------- the leaderboard preset
+
+
+def test_methods_preset_sweeps_every_method_on_the_study_evaluation():
+    from hydra import compose, initialize_config_dir
+
+    from mazerl.apps.schema import register_configs, validate
+
+    register_configs()
+    params = yaml.safe_load((CONF_DIR / "experiment" / "methods.yaml").read_text())
+    params = params["hydra"]["sweeper"]["params"]
+    methods = params["algo"].split(",")
+    assert set(methods) == {"grpo", "maxrl", "pkpo", "passk", "w_reinforce", "psr", "nsr",
+                            "grpo_entropy", "entropy_adv", "clip_cov"}  # fmt: skip
+    assert params["focal.gamma"] == "0,0.5" and params["train.group_size"] == "32,8"
+    for name in methods:  # each method runs at the smaller N (k <= N)
+        check_algo(_algo(name), 8)
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", ["experiment=methods", "algo=pkpo", "train.group_size=8"])
+    validate(cfg)
+    assert cfg.algo.name == "pkpo" and cfg.train.iterations == 10000
+    sizes = {s.name: s.num_mazes for s in cfg.eval.sets}
+    assert sizes == {"id": 1024, "ood_large": 512, "ood_dfs": 512}
