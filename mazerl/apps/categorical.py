@@ -52,7 +52,7 @@ from mazerl.apps.schema import (
     section,
 )
 from mazerl.categorical.sim import OPTIMIZERS, SimConfig, masses, simulate
-from mazerl.core.cli import exit_on_user_error, no_run_dir_on_user_error
+from mazerl.core.cli import checks_group_choices, exit_on_user_error, no_run_dir_on_user_error
 from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import ConfigError
 from mazerl.core.files import write_json_atomic
@@ -359,6 +359,7 @@ def run(cfg: DictConfig) -> dict:
     return final
 
 
+@checks_group_choices(CONF_DIR)
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="categorical")
 @exit_on_user_error
 def main(cfg: DictConfig) -> None:
