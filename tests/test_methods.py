@@ -20,6 +20,7 @@ from mazerl.algos import (
     policy_loss,
     reads_every_row,
 )
+from mazerl.algos.advantages import declares_all_equal_zero
 from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import ConfigError
 
@@ -81,8 +82,8 @@ def test_an_estimator_checks_its_own_values_and_declares_all_equal_groups(monkey
             raise ConfigError(f"scale must be > 0, got {scale!r}")
         return rewards * scale
 
+    # registered without `estimator`: it does not declare that all-equal groups get 0
     monkeypatch.setitem(ADVANTAGES._entries, "scaled_for_test", scaled)
-    scaled.all_equal_zero = False
     algo = AlgoConfig(advantage="scaled_for_test")
     with pytest.raises(ConfigError, match=r"^algo.advantage_kwargs: advantage estimator "
                        "'scaled_for_test' needs the argument 'scale'$"):  # fmt: skip
@@ -98,7 +99,19 @@ def test_an_estimator_checks_its_own_values_and_declares_all_equal_groups(monkey
     # an all-wrong group keeps its (non-zero) advantage and counts as a non-zero group
     adv, m = group_advantages(t([[1.0, 0.0], [1.0, 1.0]]), algo, FocalConfig(gamma=0.0))
     assert adv.tolist() == [[2.0, 0.0], [2.0, 2.0]] and m["frac_zero_adv_groups"].item() == 0
-    assert ADVANTAGES.get("grpo").all_equal_zero and ADVANTAGES.get("rloo").all_equal_zero
+    assert not declares_all_equal_zero("scaled_for_test") and declares_all_equal_zero("grpo")
+
+
+@pytest.mark.parametrize("name", ADVANTAGES.names())
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_estimators_that_declare_it_give_all_equal_groups_exactly_zero(name, dtype):
+    if not declares_all_equal_zero(name):
+        pytest.skip(f"{name} gives all-equal groups a signal")
+    kwargs = {"passk": {"k": 2}}.get(name, {})
+    rewards = torch.tensor([[1, 1, 1], [0, 0, 0], [1, 0, 0]], dtype=dtype)
+    adv = ADVANTAGES.get(name)(rewards, **kwargs)
+    assert adv.dtype == dtype and torch.equal(adv[:2], torch.zeros(2, 3, dtype=dtype))
+    assert torch.isfinite(adv).all() and (adv[2] != 0).any()
 
 
 def test_a_reward_transform_feeds_the_estimator_and_focal_reads_the_rewards(monkeypatch):

@@ -37,6 +37,12 @@ def estimator(name: str, *, all_equal_zero: bool = True) -> Callable[[AdvantageF
     return add
 
 
+def declares_all_equal_zero(name: str) -> bool:
+    """Whether the estimator `name` declares exactly 0 for every all-equal group (one
+    registered without `estimator` does not say, so it is not assumed to)."""
+    return getattr(ADVANTAGES.get(name), "all_equal_zero", False)
+
+
 def non_negative(name: str, value) -> float:
     """`value` if it is a finite number >= 0 (a weight such as W-REINFORCE's lambda), else a
     `ConfigError` naming the parameter."""

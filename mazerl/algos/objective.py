@@ -13,7 +13,12 @@ from dataclasses import dataclass, field
 
 import torch
 
-from mazerl.algos.advantages import ADVANTAGES, REWARD_TRANSFORMS, all_equal
+from mazerl.algos.advantages import (
+    ADVANTAGES,
+    REWARD_TRANSFORMS,
+    all_equal,
+    declares_all_equal_zero,
+)
 from mazerl.algos.focal import focal_weight, success_rate
 from mazerl.algos.losses import POLICY_LOSSES
 from mazerl.algos.losses import reads_every_row as loss_reads_every_row
@@ -112,7 +117,7 @@ def check_algo(algo: AlgoConfig, group_size: int) -> None:
     """Raise a one-line `ConfigError` if the method cannot run on groups of `group_size`: a
     part given an argument it does not take or lacking one it needs, a value a part refuses
     (each part checks its own values, so each is called once: the transform and estimator on
-    a group of zero rewards, the loss on one token pair), or DAPO's filter with an estimator
+    a group of zero rewards, the loss on one row of two tokens), or DAPO's filter with an estimator
     that gives all-equal groups a signal."""
     rewards = torch.zeros(1, group_size)
     with _about("reward_transform_kwargs"):
@@ -127,7 +132,7 @@ def check_algo(algo: AlgoConfig, group_size: int) -> None:
         t = torch.zeros(1, 2)
         one_token = dict(logp=t, old_logp=t, advantages=torch.zeros(1), mask=torch.ones(1, 2))
         policy_loss(algo, **one_token, entropy=t)
-    if algo.dynamic_sampling and not ADVANTAGES.get(algo.advantage).all_equal_zero:
+    if algo.dynamic_sampling and not declares_all_equal_zero(algo.advantage):
         raise ConfigError(
             f"algo.dynamic_sampling must be false with algo.advantage={algo.advantage}, which "
             "gives all-equal groups a non-zero advantage (the filter would drop them)"
