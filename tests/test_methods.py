@@ -54,6 +54,8 @@ def test_entropy_bonus_is_one_term_added_to_every_loss():
         assert m["entropy"].item() == 0.5
     loss, _ = policy_loss(AlgoConfig(entropy_coef=0.01), **_tokens(), entropy=entropy)
     assert loss.item() == pytest.approx(1 / 5 - 0.005, abs=1e-12)
+    with pytest.raises(ConfigError, match="needs the policy's per-token entropy"):
+        policy_loss(AlgoConfig(entropy_coef=0.01), **_tokens())  # no entropy given
 
 
 def test_the_skip_rule_follows_from_the_terms():

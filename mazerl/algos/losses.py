@@ -30,6 +30,7 @@ from collections.abc import Callable
 
 import torch
 
+from mazerl.core.errors import ConfigError
 from mazerl.core.registry import Registry
 
 LossFn = Callable[..., tuple[torch.Tensor, dict[str, torch.Tensor]]]
@@ -117,11 +118,17 @@ def _composed_loss(fn: Callable, reads_every_row: bool) -> LossFn:
         agg: str = "token-mean",
         **params,
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        if entropy is None and ("entropy" in inputs or entropy_coef != 0):
+            raise ConfigError(
+                f"policy loss {fn.__name__} with entropy_coef={entropy_coef} needs the policy's "
+                "per-token entropy, which this trainer does not compute"
+            )
         adv = advantages if advantages.dim() == 2 else advantages[:, None]
         lr = log_ratio(logp, old_logp)
         ratio = torch.exp(lr)
-        given = dict(ratio=ratio, logp=logp, old_logp=old_logp, advantages=adv, mask=mask)
-        given["entropy"] = entropy
+        given = dict(
+            ratio=ratio, logp=logp, old_logp=old_logp, advantages=adv, mask=mask, entropy=entropy
+        )
         metrics = {
             "ratio_mean": masked_mean(ratio, mask),
             # k3 estimate of KL(pi_old || pi_theta) on the sampled tokens
