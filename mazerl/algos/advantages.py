@@ -1,17 +1,66 @@
-"""Group advantage estimators: `[P, G]` rewards (P prompts, G rollouts each) -> `[P, G]`.
+"""Group advantage estimators and reward transforms: `[P, G]` (P prompts, G rollouts each) ->
+`[P, G]`.
 
-Every estimator returns exactly 0 for a group whose rewards are all equal (no learning
-signal), in any dtype and never NaN. Register a new one with `@ADVANTAGES.register("name")`.
+An estimator is registered with `@estimator("name")`: `fn(rewards, **params)`, its
+hyperparameters keyword arguments that come from `algo.advantage_kwargs` (an argument it does
+not take is an error). It checks its own values and raises `ConfigError` on a bad one (the
+config is checked by calling it once on a group of the run's size before any work starts).
+It declares whether it gives exactly 0 to every group whose rewards are all equal
+(`all_equal_zero`, in any dtype and never NaN): the GRPO family does; W-REINFORCE does not
+(it pushes down all-wrong groups), so DAPO's filter, which drops such groups, cannot be used
+with it. A reward transform (`@REWARD_TRANSFORMS.register("name")`, `fn(rewards, **params)`
+from `algo.reward_transform_kwargs`) maps a group's rewards to new ones before the estimator
+sees them (PKPO's pass@k transform).
 """
 
+import math
 from collections.abc import Callable
 
 import torch
 
+from mazerl.core.errors import ConfigError
 from mazerl.core.registry import Registry
 
 AdvantageFn = Callable[..., torch.Tensor]
 ADVANTAGES: Registry[AdvantageFn] = Registry("advantage estimator")
+REWARD_TRANSFORMS: Registry[AdvantageFn] = Registry("reward transform")
+
+
+def estimator(name: str, *, all_equal_zero: bool = True) -> Callable[[AdvantageFn], AdvantageFn]:
+    """`@estimator("name")` registers an advantage estimator; `all_equal_zero=False` declares
+    that it gives some all-equal groups a non-zero advantage."""
+
+    def add(fn: AdvantageFn) -> AdvantageFn:
+        fn.all_equal_zero = all_equal_zero
+        return ADVANTAGES.register(name)(fn)
+
+    return add
+
+
+def declares_all_equal_zero(name: str) -> bool:
+    """Whether the estimator `name` declares exactly 0 for every all-equal group (one
+    registered without `estimator` does not say, so it is not assumed to)."""
+    return getattr(ADVANTAGES.get(name), "all_equal_zero", False)
+
+
+def non_negative(name: str, value) -> float:
+    """`value` if it is a finite number >= 0 (a weight such as W-REINFORCE's lambda), else a
+    `ConfigError` naming the parameter."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ConfigError(f"{name} must be a finite number >= 0, got {value!r}")
+    if value < 0:
+        raise ConfigError(f"{name} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+def subset_size(name: str, value, group_size: int) -> int:
+    """`value` if it is an integer in [1, group_size] (the k of pass@k from a group of N),
+    else a `ConfigError` naming the parameter."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= group_size:
+        raise ConfigError(
+            f"{name} must be an integer in [1, the group size N={group_size}], got {value!r}"
+        )
+    return value
 
 
 def all_equal(rewards: torch.Tensor) -> torch.Tensor:
@@ -19,7 +68,7 @@ def all_equal(rewards: torch.Tensor) -> torch.Tensor:
     return (rewards == rewards[..., :1]).all(-1, keepdim=True)
 
 
-@ADVANTAGES.register("grpo")
+@estimator("grpo")
 def grpo(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     """A_i = (r_i - mean(r)) / (std(r) + eps) within each group (GRPO, arXiv 2402.03300).
 
@@ -31,14 +80,14 @@ def grpo(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     return torch.where(all_equal(rewards), 0.0, centred / (std + eps))
 
 
-@ADVANTAGES.register("drgrpo")
+@estimator("drgrpo")
 def drgrpo(rewards: torch.Tensor) -> torch.Tensor:
     """A_i = r_i - mean(r): mean baseline, no std (Dr. GRPO, arXiv 2503.20783)."""
     centred = rewards - rewards.mean(-1, keepdim=True)
     return torch.where(all_equal(rewards), 0.0, centred)
 
 
-@ADVANTAGES.register("rloo")
+@estimator("rloo")
 def rloo(rewards: torch.Tensor) -> torch.Tensor:
     """A_i = r_i - mean_{j != i} r_j = G/(G-1) (r_i - mean(r)): leave-one-out baseline
     (RLOO, Ahmadian et al. 2024, arXiv 2402.14740)."""

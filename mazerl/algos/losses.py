@@ -1,20 +1,36 @@
-"""Policy losses over per-token log-probs, and loss aggregation.
+"""Policy losses: a per-token surrogate, the terms every method may add, and one aggregation.
 
-Shapes: `logp`, `old_logp`, `mask` (1 = response token), optional `ref_logp` and `entropy`
-are `[B, T]`; `advantages` is `[B]` (one per sequence) or `[B, T]`. A loss returns
-`(scalar loss to minimise, metrics)`; metrics are detached scalars averaged over the response
-tokens of the rows given. `norm_mask` (optional, `[B', T]`) is the mask of the whole batch when
-only some of its rows are given (the update skips rows whose advantage is zero): aggregations
-take their normaliser from it, so the loss is the whole batch's. Register a new loss with
-`@POLICY_LOSSES.register("name")`; it receives the `algo` config's hyperparameters that it
-declares (`clip_low`, `clip_high`, `kl_beta`, `agg`) and `algo.loss_kwargs` as keyword
-arguments; an argument it does not declare is an error.
+A policy loss is composed in one place (`surrogate` below): the method's per-token surrogate,
+then the k3 KL to a reference (`kl_beta`) and the entropy bonus (`entropy_coef`), each added
+once, then the aggregation (`agg`), applied once. A new loss is one per-token function:
+
+    @surrogate("name")
+    def name_surrogate(*, ratio, advantages, mask, my_param=0.1):  # takes what it reads
+        return per_token_loss, metrics
+
+A surrogate takes any of `ratio` (rho_t, log-ratio clamped, see `log_ratio`), `logp`,
+`old_logp` (the sampling log-probs), `advantages` (`[B, 1]` or `[B, T]`), `mask` and `entropy`
+(the current policy's per-token entropy, with gradient), and its own hyperparameters, which
+come from `algo.loss_kwargs` (or `algo.clip_low` / `clip_high` where it takes them). It
+returns the per-token loss `[B, T]` and metrics (detached scalars). `reads_every_row=True`
+declares that its value on a row depends on the other rows (a batch statistic, as the
+covariance methods' token selection): the update then never skips a row.
+
+The composed loss is registered in `POLICY_LOSSES` under the surrogate's name and called with
+`logp`, `old_logp`, `mask` `[B, T]`, `advantages` `[B]` or `[B, T]`, optional `ref_logp`,
+`entropy` `[B, T]` and `norm_mask` (`[B', T]`, the mask of the whole batch when only some of
+its rows are given: the update skips rows whose advantage is zero, and the aggregation takes
+its normaliser from it, so the loss is the whole batch's). It returns `(scalar loss to
+minimise, metrics)`; metrics are averaged over the response tokens of the rows given. An
+argument it does not declare is an error.
 """
 
+import inspect
 from collections.abc import Callable
 
 import torch
 
+from mazerl.core.errors import ConfigError
 from mazerl.core.registry import Registry
 
 LossFn = Callable[..., tuple[torch.Tensor, dict[str, torch.Tensor]]]
@@ -59,7 +75,8 @@ def token_sum(loss: torch.Tensor, mask: torch.Tensor, norm_mask=None) -> torch.T
     return masked(loss, mask).sum()
 
 
-def _masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The detached mean of `x` over the response tokens (a metric)."""
     return (masked(x, mask).sum() / mask.sum().clamp(min=1)).detach()
 
 
@@ -79,98 +96,112 @@ def kl_k3(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
     return torch.exp(d) - d - 1.0
 
 
-def _common_metrics(ratio, logp, old_logp, mask, entropy) -> dict[str, torch.Tensor]:
-    lr = log_ratio(logp, old_logp)
-    metrics = {
-        "ratio_mean": _masked_mean(ratio, mask),
-        # k3 estimate of KL(pi_old || pi_theta) on the sampled tokens
-        "approx_kl": _masked_mean(ratio - 1.0 - lr, mask),
-    }
-    if entropy is not None:
-        metrics["entropy"] = _masked_mean(entropy, mask)
-    return metrics
+# what the composed loss hands a surrogate, if the surrogate names it
+SURROGATE_INPUTS = ("ratio", "logp", "old_logp", "advantages", "mask", "entropy")
 
 
-def _add_kl(per_token, logp, ref_logp, kl_beta, mask, metrics) -> torch.Tensor:
-    if ref_logp is None or kl_beta == 0:
-        return per_token
-    kl = kl_k3(logp, ref_logp)
-    metrics["kl_ref"] = _masked_mean(kl, mask)
-    return per_token + kl_beta * kl
+def _composed_loss(fn: Callable, reads_every_row: bool) -> LossFn:
+    """The policy loss of the per-token surrogate `fn`: see the module docstring."""
+    inputs = [p for p in inspect.signature(fn).parameters if p in SURROGATE_INPUTS]
+
+    def loss(
+        *,
+        logp: torch.Tensor,
+        old_logp: torch.Tensor,
+        advantages: torch.Tensor,
+        mask: torch.Tensor,
+        ref_logp: torch.Tensor | None = None,
+        entropy: torch.Tensor | None = None,
+        norm_mask: torch.Tensor | None = None,
+        kl_beta: float = 0.0,
+        entropy_coef: float = 0.0,
+        agg: str = "token-mean",
+        **params,
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        if entropy is None and ("entropy" in inputs or entropy_coef != 0):
+            raise ConfigError(
+                f"policy loss {fn.__name__} with entropy_coef={entropy_coef} needs the policy's "
+                "per-token entropy, which this trainer does not compute"
+            )
+        adv = advantages if advantages.dim() == 2 else advantages[:, None]
+        lr = log_ratio(logp, old_logp)
+        ratio = torch.exp(lr)
+        given = dict(
+            ratio=ratio, logp=logp, old_logp=old_logp, advantages=adv, mask=mask, entropy=entropy
+        )
+        metrics = {
+            "ratio_mean": masked_mean(ratio, mask),
+            # k3 estimate of KL(pi_old || pi_theta) on the sampled tokens
+            "approx_kl": masked_mean(ratio - 1.0 - lr, mask),
+        }
+        if entropy is not None:
+            metrics["entropy"] = masked_mean(entropy, mask)
+        per_token, own = fn(**{k: given[k] for k in inputs}, **params)
+        metrics |= own
+        if ref_logp is not None and kl_beta != 0:
+            kl = kl_k3(logp, ref_logp)
+            metrics["kl_ref"] = masked_mean(kl, mask)
+            per_token = per_token + kl_beta * kl
+        if entropy_coef != 0:
+            per_token = per_token - entropy_coef * entropy
+        return AGGREGATIONS.get(agg)(per_token, mask, norm_mask), metrics
+
+    shared = [p for p in inspect.signature(loss).parameters.values() if p.kind == p.KEYWORD_ONLY]
+    own = [p for p in inspect.signature(fn).parameters.values() if p.name not in inputs]
+    loss.__signature__ = inspect.Signature([*shared, *own])
+    loss.__doc__, loss.__name__, loss.__qualname__ = fn.__doc__, fn.__name__, fn.__qualname__
+    loss.reads_every_row = reads_every_row
+    return loss
 
 
-@POLICY_LOSSES.register("clip")
-def clip_loss(
-    *,
-    logp: torch.Tensor,
-    old_logp: torch.Tensor,
-    advantages: torch.Tensor,
-    mask: torch.Tensor,
-    clip_low: float = 0.2,
-    clip_high: float = 0.2,
-    kl_beta: float = 0.0,
-    ref_logp: torch.Tensor | None = None,
-    entropy: torch.Tensor | None = None,
-    agg: str = "token-mean",
-    norm_mask: torch.Tensor | None = None,
-) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+def surrogate(name: str, *, reads_every_row: bool = False) -> Callable[[Callable], Callable]:
+    """`@surrogate("name")` registers the policy loss `name` composed from the decorated
+    per-token surrogate (see the module docstring); the surrogate itself is returned as is."""
+
+    def add(fn: Callable) -> Callable:
+        POLICY_LOSSES.register(name)(_composed_loss(fn, reads_every_row))
+        return fn
+
+    return add
+
+
+def reads_every_row(loss: str) -> bool:
+    """Whether the policy loss `loss` needs every row of a batch (a loss registered without
+    `surrogate` does not say, so it gets every row)."""
+    return getattr(POLICY_LOSSES.get(loss), "reads_every_row", True)
+
+
+@surrogate("clip")
+def clip_surrogate(*, ratio, advantages, mask, clip_low: float = 0.2, clip_high: float = 0.2):
     """PPO clipped surrogate with separate bounds (arXiv 1707.06347):
 
-        L_t = -min(rho_t A, clip(rho_t, 1 - clip_low, 1 + clip_high) A) [+ beta KL_k3(t)]
+        L_t = -min(rho_t A, clip(rho_t, 1 - clip_low, 1 + clip_high) A)
 
-    GRPO (arXiv 2402.03300): clip_low = clip_high = 0.2, optional k3 KL to a reference with
-    coefficient beta (default 0, as in the paper). DAPO's clip-higher (arXiv 2503.14476):
-    clip_low 0.2, clip_high 0.28. Clipped tokens get no gradient.
+    GRPO (arXiv 2402.03300): clip_low = clip_high = 0.2. DAPO's clip-higher
+    (arXiv 2503.14476): clip_low 0.2, clip_high 0.28. Clipped tokens get no gradient.
     """
-    adv = advantages if advantages.dim() == 2 else advantages[:, None]
-    ratio = torch.exp(log_ratio(logp, old_logp))
-    surrogate = torch.minimum(ratio * adv, ratio.clamp(1 - clip_low, 1 + clip_high) * adv)
-    metrics = _common_metrics(ratio, logp, old_logp, mask, entropy)
-    metrics["clipfrac_low"] = _masked_mean(((ratio < 1 - clip_low) & (adv < 0)).float(), mask)
-    metrics["clipfrac_high"] = _masked_mean(((ratio > 1 + clip_high) & (adv > 0)).float(), mask)
-    per_token = _add_kl(-surrogate, logp, ref_logp, kl_beta, mask, metrics)
-    return AGGREGATIONS.get(agg)(per_token, mask, norm_mask), metrics
+    adv = advantages
+    clipped = torch.minimum(ratio * adv, ratio.clamp(1 - clip_low, 1 + clip_high) * adv)
+    metrics = {
+        "clipfrac_low": masked_mean(((ratio < 1 - clip_low) & (adv < 0)).float(), mask),
+        "clipfrac_high": masked_mean(((ratio > 1 + clip_high) & (adv > 0)).float(), mask),
+    }
+    return -clipped, metrics
 
 
-@POLICY_LOSSES.register("linear")
-def linear_loss(
-    *,
-    logp: torch.Tensor,
-    old_logp: torch.Tensor,
-    advantages: torch.Tensor,
-    mask: torch.Tensor,
-    kl_beta: float = 0.0,
-    ref_logp: torch.Tensor | None = None,
-    entropy: torch.Tensor | None = None,
-    agg: str = "token-mean",
-    norm_mask: torch.Tensor | None = None,
-) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+@surrogate("linear")
+def linear_surrogate(*, logp, advantages):
     """The linear surrogate of the paper's categorical analysis (F-GRPO Appendix J, after
     BroRL, arXiv 2510.01180): L_t = -A pi_theta(a_t), so dL/dz_i = -A p_a (1[i = a] - p_i),
     the update of Eq. 5. Not a policy-gradient estimator (its gradient carries an extra p).
     It has no clip, so it takes no `clip_low`/`clip_high`."""
-    adv = advantages if advantages.dim() == 2 else advantages[:, None]
-    ratio = torch.exp(log_ratio(logp, old_logp))
-    metrics = _common_metrics(ratio, logp, old_logp, mask, entropy)
-    per_token = _add_kl(-adv * logp.exp(), logp, ref_logp, kl_beta, mask, metrics)
-    return AGGREGATIONS.get(agg)(per_token, mask, norm_mask), metrics
+    return -advantages * logp.exp(), {}
 
 
-@POLICY_LOSSES.register("cispo")
-def cispo_loss(
-    *,
-    logp: torch.Tensor,
-    old_logp: torch.Tensor,
-    advantages: torch.Tensor,
-    mask: torch.Tensor,
-    clip_low: float = 1.0,
-    clip_high: float = 5.0,
-    kl_beta: float = 0.0,
-    ref_logp: torch.Tensor | None = None,
-    entropy: torch.Tensor | None = None,
-    agg: str = "token-mean",
-    norm_mask: torch.Tensor | None = None,
-) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+@surrogate("cispo")
+def cispo_surrogate(
+    *, ratio, logp, advantages, mask, clip_low: float = 1.0, clip_high: float = 5.0
+):
     """CISPO (MiniMax-M1, arXiv 2506.13585; F-GRPO Eq. 15-16):
 
         L_t = -sg(clip(rho_t, 1 - clip_low, 1 + clip_high)) A log pi_theta(a_t)
@@ -179,11 +210,9 @@ def cispo_loss(
     arXiv 2510.13786) and detached, so every token keeps its gradient. Both sides are
     clipped, as in verl; TRL clips the upper side only, which differs when clip_low < 1.
     """
-    adv = advantages if advantages.dim() == 2 else advantages[:, None]
-    ratio = torch.exp(log_ratio(logp, old_logp))
     weight = ratio.clamp(1 - clip_low, 1 + clip_high).detach()
-    metrics = _common_metrics(ratio, logp, old_logp, mask, entropy)
-    metrics["clipfrac_low"] = _masked_mean((ratio < 1 - clip_low).float(), mask)
-    metrics["clipfrac_high"] = _masked_mean((ratio > 1 + clip_high).float(), mask)
-    per_token = _add_kl(-weight * adv * logp, logp, ref_logp, kl_beta, mask, metrics)
-    return AGGREGATIONS.get(agg)(per_token, mask, norm_mask), metrics
+    metrics = {
+        "clipfrac_low": masked_mean((ratio < 1 - clip_low).float(), mask),
+        "clipfrac_high": masked_mean((ratio > 1 + clip_high).float(), mask),
+    }
+    return -weight * advantages * logp, metrics

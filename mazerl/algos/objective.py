@@ -1,17 +1,28 @@
-"""A method = advantage estimator + focal weight + policy loss + aggregation, from config.
+"""A method = reward transform (optional) + advantage estimator + focal weight + policy loss
+(a per-token surrogate, the KL and entropy terms, one aggregation), from config.
 
-`conf/algo/<name>.yaml` names the estimator and the loss and sets their defaults, so
+`conf/algo/<name>.yaml` names the parts and sets their hyperparameters, so
 `algo=cispo focal.gamma=1.0` composes F-CISPO. The trainer and the categorical simulation
-both call `group_advantages` then `policy_loss`.
+both call `group_advantages` then `policy_loss`; the update asks `reads_every_row` which rows
+it may skip.
 """
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import torch
 
-from mazerl.algos.advantages import ADVANTAGES, all_equal
+from mazerl.algos.advantages import (
+    ADVANTAGES,
+    REWARD_TRANSFORMS,
+    all_equal,
+    declares_all_equal_zero,
+)
 from mazerl.algos.focal import focal_weight, success_rate
 from mazerl.algos.losses import POLICY_LOSSES
+from mazerl.algos.losses import reads_every_row as loss_reads_every_row
+from mazerl.core.errors import ConfigError
 
 
 @dataclass
@@ -20,14 +31,18 @@ class AlgoConfig:
 
     name: str = "grpo"
     advantage: str = "grpo"  # a registered advantage estimator
-    loss: str = "clip"  # a registered policy loss
+    advantage_kwargs: dict = field(default_factory=dict)  # the estimator's hyperparameters
+    reward_transform: str | None = None  # a registered reward transform applied first, or null
+    reward_transform_kwargs: dict = field(default_factory=dict)  # the transform's
+    loss: str = "clip"  # a registered policy loss (per-token surrogate)
     clip_low: float = 0.2  # eps_low (clip) or the IS-weight eps_low (cispo)
     clip_high: float = 0.2  # eps_high
     kl_beta: float = 0.0  # coefficient of the k3 KL to the base (reference) policy
+    entropy_coef: float = 0.0  # coefficient of the entropy bonus: the loss gets -c H_t per token
     loss_agg_mode: str = "token-mean"  # a registered aggregation
     dynamic_sampling: bool = False  # DAPO's filter: drop all-equal groups and refill
     dynamic_sampling_max_rounds: int = 4  # extra sampling rounds to refill the batch
-    loss_kwargs: dict = field(default_factory=dict)  # extra arguments for a custom loss
+    loss_kwargs: dict = field(default_factory=dict)  # the loss's other hyperparameters
 
 
 @dataclass
@@ -41,35 +56,87 @@ class FocalConfig:
 def group_advantages(
     rewards: torch.Tensor, algo: AlgoConfig, focal: FocalConfig
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """`[P, G]` rewards -> `[P, G]` advantages g * A and group diagnostics."""
-    advantages = ADVANTAGES.get(algo.advantage)(rewards)
+    """`[P, G]` rewards -> `[P, G]` advantages g * A and group diagnostics. A is the
+    estimator's on the transformed rewards (when a transform is set); the focal weight g and
+    the diagnostics come from the rewards themselves."""
+    scored = rewards
+    if algo.reward_transform is not None:
+        scored = REWARD_TRANSFORMS.call(
+            algo.reward_transform, rewards, **algo.reward_transform_kwargs
+        )
+    advantages = ADVANTAGES.call(algo.advantage, scored, **algo.advantage_kwargs)
     mu = success_rate(rewards, focal.correct_reward)
     g = focal_weight(mu, focal.gamma)
+    weighted = g * advantages
     mixed = ~all_equal(rewards)
     metrics = {
-        "frac_zero_adv_groups": (~mixed).float().mean(),
+        "frac_zero_adv_groups": (weighted == 0).all(-1).float().mean(),
         "frac_all_correct": (mixed.logical_not() & (mu == 1)).float().mean(),
         "frac_all_wrong": (mixed.logical_not() & (mu == 0)).float().mean(),
         # the weight only matters where the advantage is non-zero: average over mixed groups
         "focal_weight_mean": (g * mixed).sum() / mixed.sum().clamp(min=1),
     }
-    return g * advantages, metrics
+    return weighted, metrics
 
 
 def policy_loss(
     algo: AlgoConfig, **tensors: torch.Tensor | None
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """The configured loss on `logp, old_logp, advantages, mask[, ref_logp, entropy]`: it gets
-    the method's hyperparameters it declares (the linear loss has no clip) and every one of
-    `algo.loss_kwargs`, an unknown one being a `ConfigError` naming the loss's parameters."""
+    """The configured loss on `logp, old_logp, advantages, mask[, ref_logp, entropy,
+    norm_mask]`: it gets the method's hyperparameters it declares (the linear loss has no
+    clip) and every one of `algo.loss_kwargs`, an unknown one being a `ConfigError` naming
+    the loss's parameters."""
     hyper = {
         "clip_low": algo.clip_low,
         "clip_high": algo.clip_high,
         "kl_beta": algo.kl_beta,
+        "entropy_coef": algo.entropy_coef,
         "agg": algo.loss_agg_mode,
     }
     hyper = {k: v for k, v in hyper.items() if POLICY_LOSSES.takes(algo.loss, k)}
     return POLICY_LOSSES.call(algo.loss, **hyper, **algo.loss_kwargs, **tensors)
+
+
+def reads_every_row(algo: AlgoConfig) -> bool:
+    """Whether the loss reads rows whose advantage is zero: the KL term and the entropy bonus
+    do (they are non-zero on every row), and so does a loss that declares it (a batch
+    statistic). Otherwise such rows add exactly zero, and the update may skip them."""
+    return algo.kl_beta > 0 or algo.entropy_coef > 0 or loss_reads_every_row(algo.loss)
+
+
+@contextlib.contextmanager
+def _about(key: str) -> Iterator[None]:
+    """A `ConfigError` raised in the block names the config key `algo.<key>` first."""
+    try:
+        yield
+    except ConfigError as e:
+        raise ConfigError(f"algo.{key}: {e}") from None
+
+
+def check_algo(algo: AlgoConfig, group_size: int) -> None:
+    """Raise a one-line `ConfigError` if the method cannot run on groups of `group_size`: a
+    part given an argument it does not take or lacking one it needs, a value a part refuses
+    (each part checks its own values, so each is called once: the transform and estimator on
+    a group of zero rewards, the loss on one row of two tokens), or DAPO's filter with an estimator
+    that gives all-equal groups a signal."""
+    rewards = torch.zeros(1, group_size)
+    with _about("reward_transform_kwargs"):
+        if algo.reward_transform is not None:
+            kwargs = algo.reward_transform_kwargs
+            rewards = REWARD_TRANSFORMS.call(algo.reward_transform, rewards, **kwargs)
+        elif algo.reward_transform_kwargs:
+            raise ConfigError("given, but algo.reward_transform is null")
+    with _about("advantage_kwargs"):
+        ADVANTAGES.call(algo.advantage, rewards, **algo.advantage_kwargs)
+    with _about("loss_kwargs"):
+        t = torch.zeros(1, 2)
+        one_token = dict(logp=t, old_logp=t, advantages=torch.zeros(1), mask=torch.ones(1, 2))
+        policy_loss(algo, **one_token, entropy=t)
+    if algo.dynamic_sampling and not declares_all_equal_zero(algo.advantage):
+        raise ConfigError(
+            f"algo.dynamic_sampling must be false with algo.advantage={algo.advantage}, which "
+            "gives all-equal groups a non-zero advantage (the filter would drop them)"
+        )
 
 
 def keep_mixed_groups(rewards: torch.Tensor) -> torch.Tensor:

@@ -34,7 +34,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 from torch.utils.tensorboard import SummaryWriter
 
-from mazerl.algos import AlgoConfig, FocalConfig
+from mazerl.algos import AlgoConfig, FocalConfig, check_algo
 from mazerl.algos.tail_miss import active, peak_group_size, tail_miss
 from mazerl.apps.schema import (
     CONSTRAINTS,
@@ -52,7 +52,7 @@ from mazerl.apps.schema import (
     section,
 )
 from mazerl.categorical.sim import OPTIMIZERS, SimConfig, masses, simulate
-from mazerl.core.cli import exit_on_user_error, no_run_dir_on_user_error
+from mazerl.core.cli import checks_group_choices, exit_on_user_error, no_run_dir_on_user_error
 from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import ConfigError
 from mazerl.core.files import write_json_atomic
@@ -124,8 +124,13 @@ def _sim_between(s, prefix: str) -> None:
     )
 
 
+def _categorical_between(c, prefix: str) -> None:
+    check_algo(AlgoConfig(**c.algo), c.sim.group_size)
+
+
 RULES.update({SimConfig: SIM_RULES, CategoricalConfig: CATEGORICAL_RULES})
 CONSTRAINTS[SimConfig] = [_sim_between]
+CONSTRAINTS[CategoricalConfig] = [_categorical_between]
 
 
 def validate(cfg) -> None:
@@ -354,6 +359,7 @@ def run(cfg: DictConfig) -> dict:
     return final
 
 
+@checks_group_choices(CONF_DIR)
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="categorical")
 @exit_on_user_error
 def main(cfg: DictConfig) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig, ListConfig, OmegaConf
 
-from mazerl.algos import ADVANTAGES, AGGREGATIONS, POLICY_LOSSES
+from mazerl.algos import ADVANTAGES, AGGREGATIONS, POLICY_LOSSES, REWARD_TRANSFORMS, check_algo
 from mazerl.algos.objective import AlgoConfig, FocalConfig
 from mazerl.core.config import register_resolvers
 from mazerl.core.errors import ConfigError, UserError
@@ -369,14 +369,18 @@ CONFIG_RULES = {
 ALGO_RULES = {
     "name": TEXT,
     "advantage": registered(ADVANTAGES),
+    "advantage_kwargs": MAPPING,  # checked by check_algo: the estimator's parameters, values
+    "reward_transform": optional(registered(REWARD_TRANSFORMS)),
+    "reward_transform_kwargs": MAPPING,  # checked by check_algo, as advantage_kwargs
     "loss": registered(POLICY_LOSSES),
     "clip_low": POSITIVE,
     "clip_high": POSITIVE,
     "kl_beta": NON_NEGATIVE,
+    "entropy_coef": NON_NEGATIVE,
     "loss_agg_mode": registered(AGGREGATIONS),
     "dynamic_sampling": FLAG,
     "dynamic_sampling_max_rounds": NATURAL,
-    "loss_kwargs": MAPPING,  # its keys are checked against the loss's parameters
+    "loss_kwargs": MAPPING,  # checked by check_algo, as advantage_kwargs
 }
 
 FOCAL_RULES = {"gamma": NON_NEGATIVE, "correct_reward": optional(number())}
@@ -497,16 +501,10 @@ def _transformer_between(p, prefix: str) -> None:
     )
 
 
-def _algo_between(a, prefix: str) -> None:
-    try:
-        POLICY_LOSSES.check_arguments(a.loss, a.loss_kwargs)
-    except ConfigError as e:
-        raise ConfigError(f"{prefix}loss_kwargs: {e}") from None
-
-
 def _config_between(cfg, prefix: str) -> None:
-    """The maze distributions themselves (layout files load here: file:line:col errors) and
-    CUDA's presence."""
+    """The method on groups of `train.group_size` (`check_algo`), the maze distributions
+    themselves (layout files load here: file:line:col errors) and CUDA's presence."""
+    check_algo(AlgoConfig(**cfg.algo), cfg.train.group_size)
     try:
         _ = maze_spec(cfg.maze).grid_shape  # a layout file is read and checked here
     except ConfigError as e:
@@ -529,7 +527,6 @@ CONSTRAINTS: dict[type, list[Callable[[Any, str], None]]] = {
     TrainConfig: [_train_between],
     EvalConfig: [_eval_between],
     TransformerConfig: [_transformer_between],
-    AlgoConfig: [_algo_between],
     Config: [_config_between],
 }
 

@@ -15,7 +15,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
 from mazerl.apps.schema import register_configs, validate
-from mazerl.core.cli import exit_on_user_error, no_run_dir_on_user_error
+from mazerl.core.cli import checks_group_choices, exit_on_user_error, no_run_dir_on_user_error
 from mazerl.core.config import CONF_DIR
 from mazerl.train.loop import train
 
@@ -30,6 +30,7 @@ def run(cfg: DictConfig) -> dict:
         return train(cfg, out)
 
 
+@checks_group_choices(CONF_DIR)
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def main(cfg: DictConfig) -> float:
     final = run(cfg)

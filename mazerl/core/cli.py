@@ -1,6 +1,7 @@
 """Command-line entry points: a user error is one line on stderr and exit code 2."""
 
 import contextlib
+import difflib
 import functools
 import logging
 import shutil
@@ -26,6 +27,48 @@ def exit_on_user_error(fn: F) -> F:
             sys.exit(2)
 
     return wrapper  # type: ignore[return-value]
+
+
+def check_group_choices(conf_dir: Path, argv: list[str]) -> None:
+    """Raise `UserError` for a command-line choice of a config group that has no config file
+    (`algo=maxr`, also within a sweep `algo=grpo,maxr`), naming the nearest choices and all
+    of them; Hydra itself reports this in many lines. Other arguments are left to Hydra."""
+    for arg in argv:
+        key, sep, value = arg.lstrip("+").partition("=")
+        group = conf_dir / key
+        if not sep or "." in key or "/" in key or "(" in value or not group.is_dir():
+            continue
+        names = sorted(p.stem for p in group.glob("*.yaml"))
+        for choice in value.split(","):
+            if choice in names or choice == "null":
+                continue
+            near = difflib.get_close_matches(choice, names, n=3)
+            hint = f"; nearest: {', '.join(near)}" if near else ""
+            raise UserError(
+                f"{key}={choice}: Could not find '{key}/{choice}'{hint}; the choices: "
+                f"{', '.join(names)}"
+            )
+
+
+def checks_group_choices(conf_dir: Path) -> Callable[[F], F]:
+    """Wrap a Hydra entry point (called without arguments from the command line): an unknown
+    config group choice on the command line (`check_group_choices`) is `error: <message>`
+    on stderr and exit 2, before Hydra composes the config."""
+
+    def wrap(main: F) -> F:
+        @functools.wraps(main)
+        def wrapper(*args, **kwargs):
+            if not args and not kwargs:
+                try:
+                    check_group_choices(conf_dir, sys.argv[1:])
+                except UserError as e:
+                    print(f"error: {e}", file=sys.stderr)
+                    sys.exit(2)
+            return main(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return wrap
 
 
 @contextlib.contextmanager

@@ -61,8 +61,20 @@ class Registry(Generic[T]):
             )
 
     def call(self, name: str, /, *args, **kwargs):
-        """`get(name)(*args, **kwargs)`, checking the keyword arguments first."""
+        """`get(name)(*args, **kwargs)`, checking the keyword arguments first: one it does not
+        take, or a parameter without a default that is not given, is a `ConfigError`."""
         self.check_arguments(name, kwargs)
+        params = list(inspect.signature(self.get(name)).parameters.values())[len(args) :]
+        named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        missing = [
+            p.name
+            for p in params
+            if p.kind in named and p.default is p.empty and p.name not in kwargs
+        ]
+        if missing:
+            raise ConfigError(
+                f"{self.kind} {name!r} needs the argument {', '.join(map(repr, missing))}"
+            )
         return self.get(name)(*args, **kwargs)
 
     def names(self) -> list[str]:

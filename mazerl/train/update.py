@@ -2,7 +2,7 @@
 
 import torch
 
-from mazerl.algos import policy_loss
+from mazerl.algos import policy_loss, reads_every_row
 from mazerl.core.streams import STREAM_MINIBATCH, rng
 from mazerl.rollout import Rollouts, score
 
@@ -40,15 +40,16 @@ def update(
     """Clipped updates of `policy` against the sampling-time log-probs.
 
     advantages `[P * G]` (row p * G + i: sample i of maze p). With
-    `train_cfg.skip_zero_advantage` (and no KL term, which needs every row), the groups whose
-    advantages are all zero skip the forward and backward pass: they add exactly zero to the
-    loss and its gradient, and the loss keeps the whole minibatch's normaliser (`norm_mask`),
+    `train_cfg.skip_zero_advantage`, unless the objective reads every row (`reads_every_row`:
+    a KL or entropy term, a batch statistic), the groups whose advantages are all zero skip
+    the forward and backward pass: they add exactly zero to the loss and its gradient, and
+    the loss keeps the whole minibatch's normaliser (`norm_mask`),
     so the gradient is the full computation's up to float rounding. Returns the metrics
     averaged over optimizer steps (`loss`, `grad_norm`: the whole minibatch; the policy
     metrics: the rows computed, `update_rows_frac` of them) and the number of steps skipped
     for a non-finite loss or gradient."""
     g = rollouts.group_size
-    skip = train_cfg.skip_zero_advantage and algo.kl_beta == 0
+    skip = train_cfg.skip_zero_advantage and not reads_every_row(algo)
     ref_logp = None
     if algo.kl_beta > 0:
         with torch.no_grad():

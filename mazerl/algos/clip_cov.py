@@ -1,0 +1,62 @@
+"""Clip-Cov (Cui et al., "The Entropy Mechanism of Reinforcement Learning for Reasoning
+Language Models", arXiv 2505.22617; verl's `compute_policy_loss_clip_cov`).
+
+Entropy falls fastest through tokens whose log-prob and advantage covary most. Per response
+token of the rows given (a batch statistic, so the update never skips rows):
+
+    cov_t = (A_t - mean A) (log pi(a_t) - mean log pi)        means over the response tokens
+
+Among the tokens that PPO's clip leaves alone and with cov_low < cov_t < cov_high,
+max(1, int(cov_ratio * #tokens)) drawn at random lose their gradient (their loss is 0); the
+rest is the PPO clipped surrogate. The paper's setting (verl's `recipe/entropy/7b_clip_cov.sh`):
+cov_ratio 2e-4, cov bounds 1 and 5, and the PPO clip opened to [0, 2] (clip_low = clip_high
+= 1). The draw uses torch's global generator, as verl does (seeded from the run's seed; a
+resumed run draws differently).
+"""
+
+import math
+
+import torch
+
+from mazerl.algos.losses import masked_mean, surrogate
+from mazerl.core.errors import ConfigError
+
+
+def check_ratio(name: str, value) -> float:
+    """`value` if it is a fraction in (0, 1] (of the batch's tokens), else a `ConfigError`."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+        raise ConfigError(f"{name} must be a fraction in (0, 1], got {value!r}")
+    return float(value)
+
+
+@surrogate("clip_cov", reads_every_row=True)
+def clip_cov_surrogate(
+    *,
+    ratio,
+    logp,
+    advantages,
+    mask,
+    clip_low: float = 1.0,
+    clip_high: float = 1.0,
+    cov_ratio: float = 2e-4,
+    cov_low: float = 1.0,
+    cov_high: float = 5.0,
+):
+    """PPO clip, with a random `cov_ratio` of the eligible high-covariance tokens detached
+    (module docstring); `[B, T]` per-token loss."""
+    check_ratio("cov_ratio", cov_ratio)
+    if not (math.isfinite(cov_low) and math.isfinite(cov_high) and cov_low < cov_high):
+        raise ConfigError(f"cov_low < cov_high must be finite, got {cov_low!r}, {cov_high!r}")
+    adv = advantages.expand_as(logp)
+    unclipped, clipped = -adv * ratio, -adv * ratio.clamp(1 - clip_low, 1 + clip_high)
+    on = mask.bool()
+    with torch.no_grad():
+        by_ppo = clipped > unclipped
+        cov = (adv - masked_mean(adv, mask)) * (logp - masked_mean(logp, mask))
+        eligible = torch.nonzero(on & ~by_ppo & (cov > cov_low) & (cov < cov_high))
+        n_pick = max(int(cov_ratio * mask.sum().item()), 1)
+        picked = eligible[torch.randperm(len(eligible))[:n_pick]]
+        keep = torch.ones_like(logp)
+        keep[picked[:, 0], picked[:, 1]] = 0
+    metrics = {"clipcov_frac": masked_mean((keep == 0).float(), mask)}
+    return torch.maximum(unclipped, clipped) * keep, metrics

@@ -1,0 +1,32 @@
+"""PKPO (Walder & Karkhanis, arXiv 2505.15201): the unbiased pass@k reward transform.
+
+For a group of N samples with c correct (reward > 0), the pass@k estimate averages
+max(f) over the C(N, k) k-subsets; its score-function gradient gives sample i the reward
+
+    s_i = k / N                                  for a correct sample
+    s_i = (k / N) (1 - C(N - c - 1, k - 1) / C(N - 1, k - 1))      for a wrong one
+
+(the fraction of the k-subsets holding sample i that also hold a correct sample, times k/N),
+so sum_i s_i grad log pi(x_i) is an unbiased estimate of grad pass@k. k = 1 gives s = r / N.
+The method (`conf/algo/pkpo.yaml`) feeds the transformed rewards to the leave-one-out
+baseline (`rloo`), which keeps the estimate unbiased; all-equal groups stay exactly zero.
+MaxRL's PKPO baseline (tajwarfahim/maxrl, `compute_pkpo_outcome_advantage`) uses another
+unbiased weighting, C(N - c, k - 1) / C(N - 1, k - 1) for a correct sample and 0 for a wrong
+one, before the same baseline; this module follows the paper.
+"""
+
+import torch
+
+from mazerl.algos.advantages import REWARD_TRANSFORMS, subset_size
+from mazerl.algos.passk import all_wrong_fraction
+
+
+@REWARD_TRANSFORMS.register("pkpo")
+def pkpo(rewards: torch.Tensor, *, k: int) -> torch.Tensor:
+    """`[P, G]` rewards -> `[P, G]` PKPO's pass@k rewards s (module docstring); k must be an
+    integer in [1, G]."""
+    n = rewards.shape[-1]
+    subset_size("k", k, n)
+    c = (rewards > 0).sum(-1, keepdim=True).to(torch.float64)
+    wrong = (k / n) * (1 - all_wrong_fraction(n - 1, c, k - 1))
+    return torch.where(rewards > 0, k / n, wrong).to(rewards.dtype)
