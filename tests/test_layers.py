@@ -13,7 +13,7 @@ LAYERS = [
     {"policy"},
     {"rollout"},
     {"algos"},
-    {"train", "eval", "categorical"},
+    {"train", "eval", "categorical", "llm"},
     {"apps"},
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
