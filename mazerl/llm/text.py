@@ -62,11 +62,12 @@ def answer(maze: Maze, fmt: str) -> str:
     return f"{moves} DONE" if check_format(fmt) == "maxrl" else f"<answer>{moves}</answer>"
 
 
-def answer_prefix(maze: Maze, fmt: str) -> str:
-    """The reference completion up to its last move, as the model emits it after the prompt (a
-    leading space in `maxrl`, whose words are space-separated). Every completion that starts
-    with it succeeds, whatever follows: the episode has ended at the goal."""
-    moves = " ".join(MOVE_NAMES[m] for m in maze.solution)
+def answer_prefix(maze: Maze, fmt: str, route: int = 0) -> str:
+    """The reference completion up to the last move of route `route` (0: the solution), as the
+    model emits it after the prompt (a leading space in `maxrl`, whose words are
+    space-separated). Every completion that starts with it succeeds, whatever follows: the
+    episode has ended at the goal."""
+    moves = " ".join(MOVE_NAMES[m] for m in maze.routes[route])
     return f" {moves}" if check_format(fmt) == "maxrl" else f"<answer>{moves}"
 
 
