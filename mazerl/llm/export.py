@@ -73,9 +73,10 @@ def check_output(path: Path) -> Path:
 
 def write(rows: list[dict], path: Path) -> None:
     """Write `rows` to `path` (JSON lines or Parquet by suffix) through a temporary file."""
-    from datasets import Dataset
+    from datasets import Dataset, disable_progress_bars
 
     check_output(path)
+    disable_progress_bars()
     tmp = path.with_name(f".{path.name}.tmp")
     try:
         dataset = Dataset.from_list(rows)
