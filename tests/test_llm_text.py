@@ -136,3 +136,14 @@ def test_only_the_llm_package_and_its_app_import_the_extra():
             names += [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
             wrong += [f"{path.name}: {n}" for n in names if n.split(".")[0] in extra]
     assert not wrong
+
+
+def test_bench_row_is_skipped_with_a_note_without_the_extra(monkeypatch):
+    import sys
+
+    from mazerl.apps.bench import table, trl_figure
+
+    monkeypatch.setitem(sys.modules, "mazerl.llm.speed", None)  # as if transformers were absent
+    row = trl_figure(prompts=2, group=2, steps=1)
+    assert row["skipped"].startswith("needs the extra: pip install 'mazerl[llm]'")
+    assert "skipped: needs the extra" in table([row])
