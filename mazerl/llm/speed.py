@@ -17,7 +17,7 @@ def trl_grpo_speed(
     plus one token (a solving policy's answer length). Returns `rollouts_per_s` (rollouts over
     the timed steps' wall time) and `tokens_per_rollout` (mean completion length)."""
     from datasets import Dataset
-    from transformers import TrainerCallback
+    from transformers import PrinterCallback, TrainerCallback
     from trl import GRPOConfig
 
     from mazerl.llm.export import records
@@ -59,6 +59,7 @@ def trl_grpo_speed(
             train_dataset=Dataset.from_list(records(mazes, "maxrl", "train", "bench")),
             callbacks=[timer],
         )
+        trainer.remove_callback(PrinterCallback)  # keep the bench's output to its JSON lines
         trainer.train()
     lengths = [h["completions/mean_length"] for h in trainer.state.log_history[1:] if "loss" in h]
     return {
