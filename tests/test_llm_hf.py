@@ -100,14 +100,33 @@ def test_exact_pass_at_k_agrees_with_sampled_within_standard_error(warm):
     assert abs(out["pass@4"] - out["exact_pass@4"]) < 3 * max(out["pass@4_se"], se)
     # the maze tokenizer has one spelling per answer: no success outside the canonical tokens
     assert out["noncanonical_success_rate"] == 0.0
-    # teacher forcing by hand for maze 0: the product of the answer tokens' probabilities
-    head, tail = exact.canonical_ids(tok, prompt(ms[0], "maxrl"), answer_prefix(ms[0], "maxrl"))
+    assert p[0] == pytest.approx(by_hand(model, tok, ms[0], ms[0].solution), rel=1e-4)
+
+
+def by_hand(model, tok, maze, moves) -> float:
+    """The product of the softmax probabilities of `moves`' tokens after the maze's prompt,
+    one token at a time."""
+    ids = {0: 13, 1: 14, 2: 15, 3: 16}  # UP DOWN LEFT RIGHT in the maze vocabulary
+    head = tok(prompt(maze, "maxrl"), add_special_tokens=False)["input_ids"]
+    tail = [ids[m] for m in moves]
     with torch.no_grad():
         logits = model(input_ids=torch.tensor([head + tail])).logits[0]
-    by_hand = 1.0
+    out = 1.0
     for j, token in enumerate(tail):
-        by_hand *= torch.softmax(logits[len(head) - 1 + j].double(), -1)[token].item()
-    assert p[0] == pytest.approx(by_hand, rel=1e-4)
+        out *= torch.softmax(logits[len(head) - 1 + j].double(), -1)[token].item()
+    return out
+
+
+def test_exact_success_of_a_two_route_maze_is_the_sum_over_its_routes(warm):
+    from mazerl.envs.layouts import parse
+
+    model, tok = warm
+    braid = parse("routes: 2\n#####\n#S..#\n#.#.#\n#..G#\n#####\n")
+    right_first, down_first = (3, 3, 1, 1), (1, 1, 3, 3)
+    assert set(braid.routes) == {right_first, down_first}
+    p, canonical = exact.exact_success(model, tok, [braid], "maxrl")
+    expected = by_hand(model, tok, braid, right_first) + by_hand(model, tok, braid, down_first)
+    assert p[0] == pytest.approx(expected, rel=1e-4) and len(canonical[0]) == 2
 
 
 def test_trl_grpo_with_the_focal_advantage_trains_and_logs(warm, tmp_path):
