@@ -91,7 +91,10 @@ def test_exact_pass_at_k_agrees_with_sampled_within_standard_error(warm):
     ms = mazes(8, size=3)  # the warm model's own mazes: p well above 0
     n = 48
     torch.manual_seed(1)
-    out = exact.evaluate_set(model, tok, EvalSet("id", ms), fmt="maxrl", n=n, exact_ks=(1, 4))
+    texts = [prompt(m, "maxrl") for m in ms]
+    out = exact.evaluate_set(
+        model, tok, EvalSet("id", ms), texts, fmt="maxrl", n=n, exact_ks=(1, 4)
+    )
     p = np.array(out["per_maze"]["exact_p"])
     assert 0.05 < p.mean() < 0.95, p  # a meaningful comparison
     # sampled success rate against exact p: binomial standard error of the mean over mazes
@@ -124,7 +127,7 @@ def test_exact_success_of_a_two_route_maze_is_the_sum_over_its_routes(warm):
     braid = parse("routes: 2\n#####\n#S..#\n#.#.#\n#..G#\n#####\n")
     right_first, down_first = (3, 3, 1, 1), (1, 1, 3, 3)
     assert set(braid.routes) == {right_first, down_first}
-    p, canonical = exact.exact_success(model, tok, [braid], "maxrl")
+    p, canonical = exact.exact_success(model, tok, [braid], [prompt(braid, "maxrl")], "maxrl")
     expected = by_hand(model, tok, braid, right_first) + by_hand(model, tok, braid, down_first)
     assert p[0] == pytest.approx(expected, rel=1e-4) and len(canonical[0]) == 2
 
@@ -200,3 +203,15 @@ def test_bench_row_times_trl_and_mazerl_on_the_same_steps():
     assert row["ratio"] == pytest.approx(row["mazerl_rollouts_per_s"] / row["trl_rollouts_per_s"])
     # both produce answers of about a solution's length (TRL capped at the longest + 1)
     assert 1 <= row["trl_tokens_per_rollout"] <= row["mazerl_tokens_per_rollout"] + 1
+
+
+def test_chat_export_and_its_prompt_through_the_chat_template():
+    tok = maze_tokenizer()
+    tok.chat_template = (
+        "{{ messages[0]['content'] }}{% if add_generation_prompt %} GRID_END{% endif %}"
+    )
+    ms = mazes(2)
+    rows = records(ms, "plain", "train", "s", chat=True)
+    assert rows[1]["prompt"] == [{"role": "user", "content": prompt(ms[1], "plain")}]
+    assert exact.prompt_text(tok, rows[1]["prompt"]) == prompt(ms[1], "plain") + " GRID_END"
+    assert exact.prompt_text(tok, "as is") == "as is"

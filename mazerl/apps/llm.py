@@ -46,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", default="maxrl", choices=("maxrl", "plain"))
     export.add_argument("--split", default="train", help="split of generated or layout mazes")
     export.add_argument("--allow-revisits", action="store_true")
+    export.add_argument("--chat", action="store_true", help="prompts as chat conversations")
     source = export.add_mutually_exclusive_group(required=True)
     source.add_argument("--generator", help="generated mazes (with --size, --seed, --count)")
     source.add_argument("--layout", help="a layout collection: shipped name, file, dir or glob")
@@ -127,7 +128,7 @@ def export(args) -> None:
     rows = []
     for name, mazes in sets.items():
         split = args.split if args.eval_sets is None else ("id" if name == "id" else "ood")
-        rows += records(mazes, args.format, split, name, args.allow_revisits)
+        rows += records(mazes, args.format, split, name, args.allow_revisits, args.chat)
     write(rows, args.out)
     print(f"wrote {args.out}: {len(rows)} mazes ({', '.join(sets)}), format {args.format}")
 
@@ -244,19 +245,20 @@ def evaluate(args) -> None:
     import torch
 
     from mazerl.eval.evaluate import EvalSet
-    from mazerl.llm.exact import evaluate_set, write_run
+    from mazerl.llm.exact import evaluate_set, prompt_text, write_run
     from mazerl.llm.verifier import maze_of
 
     if args.n < 1 or not args.temperature > 0:
         raise UserError(f"--n must be >= 1 and --temperature > 0, got {args.n}, {args.temperature}")
     new_folder(args.out, "--out")
-    rows = load_rows(args.data, ("maze", "maze_format", "set", "index"))
+    rows = load_rows(args.data, ("prompt", "maze", "maze_format", "set", "index"))
     fmt = one_format(rows, args.data)
-    by_set = defaultdict(list)
-    for r in sorted(rows, key=lambda r: (r["set"], r["index"])):
-        by_set[r["set"]].append(maze_of(r["maze"]))
     allow = {bool((r.get("extra_info") or {}).get("allow_revisits", False)) for r in rows}
     model, tokenizer = load_model(args.model)
+    by_set, prompts = defaultdict(list), defaultdict(list)
+    for r in sorted(rows, key=lambda r: (r["set"], r["index"])):
+        by_set[r["set"]].append(maze_of(r["maze"]))
+        prompts[r["set"]].append(prompt_text(tokenizer, r["prompt"]))
     model.eval()
     torch.manual_seed(args.seed)
     results = {
@@ -264,6 +266,7 @@ def evaluate(args) -> None:
             model,
             tokenizer,
             EvalSet(name, mazes),
+            prompts[name],
             fmt=fmt,
             n=args.n,
             temperature=args.temperature,

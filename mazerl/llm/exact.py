@@ -20,8 +20,9 @@ Sampled: n completions per maze (`generate`, full softmax at `temperature`: no t
 cut at the first EOS, decoded without special tokens (as TRL does), scored by the verifier;
 unbiased pass@k with its standard error.
 
-Prompts and completions are tokenized without added special tokens (the `maxrl` prompt carries
-its own `<bos>`).
+Prompts are given as text, as the dataset holds them (`prompt_text` renders a conversational
+prompt with the tokenizer's chat template); prompts and completions are tokenized without added
+special tokens (the `maxrl` prompt carries its own `<bos>`, a chat template its own).
 """
 
 from collections.abc import Sequence
@@ -35,10 +36,18 @@ from mazerl.core.files import write_json_atomic
 from mazerl.envs.maze import Maze
 from mazerl.eval.evaluate import EvalSet, mazes_hash
 from mazerl.eval.passk import default_ks, exact_pass_at_k, pass_at_k, standard_error
-from mazerl.llm.text import answer_prefix, prompt
+from mazerl.llm.text import answer_prefix
 from mazerl.llm.verifier import judge
 
 EXACT_KS = (1, 8, 64, 128, 256, 1024, 2048)
+
+
+def prompt_text(tokenizer, prompt: str | list[dict]) -> str:
+    """A dataset's prompt as the model reads it: text as is, a conversation (TRL's
+    conversational format) through the tokenizer's chat template with the generation prompt."""
+    if isinstance(prompt, str):
+        return prompt
+    return tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
 
 
 def canonical_ids(tokenizer, prompt_text: str, completion: str) -> tuple[list[int], list[int]]:
@@ -89,18 +98,20 @@ def exact_success(
     model,
     tokenizer,
     mazes: Sequence[Maze],
+    prompts: Sequence[str],
     fmt: str,
     temperature: float = 1.0,
     batch_size: int = 64,
 ) -> tuple[np.ndarray, list[list[list[int]]]]:
     """`[M]` exact success probability (sum over each maze's routes of its canonical
-    completion's probability) and the canonical completion ids `[maze][route]`. A `UserError`
+    completion's probability after the maze's prompt text) and the canonical completion ids
+    `[maze][route]`. A `UserError`
     when a canonical completion, decoded, does not pass the verifier (a tokenizer that cannot
     spell the answer)."""
     heads, tails, owner = [], [], []
     for i, maze in enumerate(mazes):
         for r in range(len(maze.routes)):
-            head, tail = canonical_ids(tokenizer, prompt(maze, fmt), answer_prefix(maze, fmt, r))
+            head, tail = canonical_ids(tokenizer, prompts[i], answer_prefix(maze, fmt, r))
             heads.append(head)
             tails.append(tail)
             owner.append(i)
@@ -127,6 +138,7 @@ def sampled_successes(
     model,
     tokenizer,
     mazes: Sequence[Maze],
+    prompts: Sequence[str],
     fmt: str,
     n: int,
     canonical: list[list[list[int]]],
@@ -147,7 +159,9 @@ def sampled_successes(
     chunk = max(1, batch_rollouts // n)
     for lo in range(0, len(mazes), chunk):
         part = list(mazes[lo : lo + chunk])
-        heads = [tokenizer(prompt(m, fmt), add_special_tokens=False)["input_ids"] for m in part]
+        heads = [
+            tokenizer(t, add_special_tokens=False)["input_ids"] for t in prompts[lo : lo + chunk]
+        ]
         width = max(map(len, heads))
         ids = torch.full((len(part), width), pad, dtype=torch.long)
         attention = torch.zeros_like(ids)
@@ -187,6 +201,7 @@ def evaluate_set(
     model,
     tokenizer,
     eval_set: EvalSet,
+    prompts: Sequence[str],
     *,
     fmt: str,
     n: int,
@@ -201,15 +216,17 @@ def evaluate_set(
     """Metrics of one set under the keys of `mazerl.eval.evaluate.evaluate_set` (`pass@k`,
     `exact_pass@k` and their `_se`, `success_rate`, `coverage`, `per_maze`), plus
     `noncanonical_success_rate` (and `_se`): the estimate of the exact values' tokenization
-    gap. Exact values cover every maze (none with `allow_revisits`: many sequences succeed);
-    sampled ones the first `sampled_mazes` (None: all)."""
+    gap. `prompts`: each maze's prompt text. Exact values cover every maze (none with
+    `allow_revisits`: many sequences succeed); sampled ones the first `sampled_mazes` (None:
+    all)."""
     mazes = eval_set.mazes
     sampled = mazes[: sampled_mazes or len(mazes)]
-    p, canonical = exact_success(model, tokenizer, mazes, fmt, temperature, batch_size)
+    p, canonical = exact_success(model, tokenizer, mazes, prompts, fmt, temperature, batch_size)
     correct, noncanonical = sampled_successes(
         model,
         tokenizer,
         sampled,
+        prompts[: len(sampled)],
         fmt,
         n,
         canonical[: len(sampled)],

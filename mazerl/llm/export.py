@@ -1,7 +1,9 @@
 """Mazes as a text dataset: one record per maze with its prompt, reference answer and keys.
 
 Columns (every format):
-    prompt, solution        the prompt and reference answer in `maze_format` (`mazerl.llm.text`)
+    prompt, solution        the prompt and reference answer in `maze_format` (`mazerl.llm.text`);
+                            with `chat`, the prompt is a conversation [{role: user, content}]
+                            (TRL's conversational format, verl's `prompt`)
     maze                    the maze's layout text (`#`, `.`, `S`, `G`): what the verifier reads
     maze_format             `maxrl` or `plain`
     split, set, index       `train` / `id` / `ood` (or the user's), the source's name, position
@@ -37,7 +39,12 @@ def maze_key(maze: Maze) -> str:
 
 
 def records(
-    mazes: Sequence[Maze], fmt: str, split: str, set_name: str, allow_revisits: bool = False
+    mazes: Sequence[Maze],
+    fmt: str,
+    split: str,
+    set_name: str,
+    allow_revisits: bool = False,
+    chat: bool = False,
 ) -> list[dict]:
     """One record per maze (columns in the module docstring)."""
     check_format(fmt)
@@ -46,9 +53,10 @@ def records(
     for i, maze in enumerate(mazes):
         layout, key = to_text(maze), maze_key(maze)
         info = {"split": split, "set": set_name, "index": i, "key": key}
+        text = prompt(maze, fmt, allow_revisits)
         out.append(
             {
-                "prompt": prompt(maze, fmt, allow_revisits),
+                "prompt": [{"role": "user", "content": text}] if chat else text,
                 "solution": answer(maze, fmt),
                 "maze": layout,
                 "maze_format": fmt,
