@@ -143,7 +143,8 @@ def test_bench_row_is_skipped_with_a_note_without_the_extra(monkeypatch):
 
     from mazerl.apps.bench import table, trl_figure
 
-    monkeypatch.setitem(sys.modules, "mazerl.llm.speed", None)  # as if transformers were absent
+    monkeypatch.setitem(sys.modules, "trl", None)  # as if the extra were not installed
+    monkeypatch.delitem(sys.modules, "mazerl.llm.speed", raising=False)
     row = trl_figure(prompts=2, group=2, steps=1)
     assert row["skipped"].startswith("needs the extra: pip install 'mazerl[llm]'")
     assert "skipped: needs the extra" in table([row])

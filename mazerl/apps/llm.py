@@ -195,6 +195,7 @@ def train(args) -> None:
     from datasets import Dataset
     from trl import GRPOConfig
 
+    from mazerl.llm.objective import focal_advantages
     from mazerl.llm.trainer import FocalGRPOTrainer
     from mazerl.llm.verifier import maze_reward
 
@@ -207,6 +208,7 @@ def train(args) -> None:
             raise UserError(f"{flag} must be >= {2 if flag == '--group' else 1}, got {value}")
     if not (args.gamma >= 0 and args.lr > 0):
         raise UserError(f"--gamma must be >= 0 and --lr > 0, got {args.gamma}, {args.lr}")
+    focal_advantages(torch.zeros(1, 2), args.algo, args.gamma)  # an unknown --algo: its names
     new_folder(args.out, "--out")
     rows = load_rows(args.data, ("prompt", "maze", "maze_format"))
     model, tokenizer = load_model(args.model, one_format(rows, args.data))

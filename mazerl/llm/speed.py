@@ -1,10 +1,19 @@
-"""TRL's GRPO throughput on maze prompts, for `mazerl-bench`'s TRL-versus-mazerl row."""
+"""TRL's GRPO throughput on maze prompts, for `mazerl-bench`'s TRL-versus-mazerl row (which
+imports this module only to learn whether the extra is installed)."""
 
 import tempfile
 import time
 from collections.abc import Sequence
 
+from datasets import Dataset
+from transformers import PrinterCallback, TrainerCallback
+from trl import GRPOConfig
+
 from mazerl.envs.maze import Maze
+from mazerl.llm.export import records
+from mazerl.llm.models import maze_tokenizer, tiny_model
+from mazerl.llm.trainer import FocalGRPOTrainer
+from mazerl.llm.verifier import maze_reward
 from mazerl.policy.transformer import TransformerConfig
 
 
@@ -16,14 +25,6 @@ def trl_grpo_speed(
     the `mazes` (one batch) and updates once. Completions are capped at the longest solution
     plus one token (a solving policy's answer length). Returns `rollouts_per_s` (rollouts over
     the timed steps' wall time) and `tokens_per_rollout` (mean completion length)."""
-    from datasets import Dataset
-    from transformers import PrinterCallback, TrainerCallback
-    from trl import GRPOConfig
-
-    from mazerl.llm.export import records
-    from mazerl.llm.models import maze_tokenizer, tiny_model
-    from mazerl.llm.trainer import FocalGRPOTrainer
-    from mazerl.llm.verifier import maze_reward
 
     class StepTimer(TrainerCallback):
         def __init__(self) -> None:

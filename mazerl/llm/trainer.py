@@ -8,7 +8,9 @@ replace `advantages`) and `_calculate_rewards` (call it, keep its result): the l
 the rewards of the whole generation batch gathered over processes, `[B * G, F]` for F reward
 functions, which the groups need; keeping them avoids running the reward functions twice.
 Rewards are combined as TRL does (weighted sum over functions), grouped `[B, G]`, passed to
-`mazerl.llm.objective.focal_advantages`, and sliced back to this process's rows. TRL's loss
+`mazerl.llm.objective.focal_advantages`, and sliced back to this process's rows. A completion
+that every reward function left unscored (None) gets advantage 0, as in TRL, but counts as
+reward 0 in its group's statistics (TRL leaves it out); `maze_reward` never returns None. TRL's loss
 (`loss_type`), clipping and KL are unchanged; only the advantages differ.
 
 Logged with TRL's metrics (TensorBoard with `report_to="tensorboard"`): `focal_weight_mean`
@@ -47,6 +49,7 @@ class FocalGRPOTrainer(GRPOTrainer):
         weights = self.reward_weights.to(per_func.device)
         rewards = (per_func * weights).nansum(dim=1).view(-1, group)  # [B, G]
         advantages, g = focal_advantages(rewards, self.algo, self.focal_gamma)
+        advantages = advantages.masked_fill(per_func.isnan().all(dim=1).view(-1, group), 0.0)
         mixed = rewards.ne(rewards[:, :1]).any(dim=1)
         local = len(output["advantages"])
         start = self.accelerator.process_index * local
