@@ -126,7 +126,7 @@ def test_only_the_llm_package_and_its_app_import_the_extra():
 
     root = Path(mazerl.__file__).parent
     extra = {"transformers", "trl", "datasets", "accelerate", "verl", "tokenizers"}
-    allowed = {root / "apps" / "llm.py", root / "apps" / "bench.py"}  # bench: a lazy import
+    allowed = {root / "apps" / "llm.py"}
     wrong = []
     for path in root.rglob("*.py"):
         if root / "llm" in path.parents or path in allowed:

@@ -12,7 +12,8 @@ Hugging Face causal LM:
 - `trainer`: `FocalGRPOTrainer`, TRL's `GRPOTrainer` with those advantages;
 - `verl_estimators`: registers them with verl's `register_adv_est` on import;
 - `models`: the maze-vocabulary tokenizer and a Qwen2-style config of mazerl's transformer;
-- `exact`: exact (and sampled) pass@k of a causal LM, written like mazerl's evaluations.
+- `exact`: exact (and sampled) pass@k of a causal LM, written like mazerl's evaluations;
+- `speed`: TRL's GRPO throughput for `mazerl-bench`'s TRL-versus-mazerl row.
 
 `text`, `verifier` and `objective` need only the core install; the rest import
 `transformers`, `trl`, `datasets` or `verl`. Nothing outside this package (and the
