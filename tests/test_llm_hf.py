@@ -198,7 +198,7 @@ def test_trl_grpo_with_the_focal_advantage_trains_and_logs(warm, tmp_path):
 def test_bench_row_times_trl_and_mazerl_on_the_same_steps():
     from mazerl.apps.bench import trl_figure
 
-    row = trl_figure(prompts=2, group=2, steps=1)
+    row = trl_figure(prompts=2, group=2, steps=1, pairs=1)
     assert row["trl_rollouts_per_s"] > 0 and row["mazerl_rollouts_per_s"] > 0
     assert row["ratio"] == pytest.approx(row["mazerl_rollouts_per_s"] / row["trl_rollouts_per_s"])
     # both produce answers of about a solution's length (TRL capped at the longest + 1)

@@ -145,6 +145,6 @@ def test_bench_row_is_skipped_with_a_note_without_the_extra(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "trl", None)  # as if the extra were not installed
     monkeypatch.delitem(sys.modules, "mazerl.llm.speed", raising=False)
-    row = trl_figure(prompts=2, group=2, steps=1)
+    row = trl_figure(prompts=2, group=2, steps=1, pairs=1)
     assert row["skipped"].startswith("needs the extra: pip install 'mazerl[llm]'")
     assert "skipped: needs the extra" in table([row])

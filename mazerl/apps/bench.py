@@ -476,8 +476,10 @@ def mazerl_grpo_speed(mazes, group: int, steps: int) -> dict:
     }
 
 
-def trl_figure(prompts: int = 16, group: int = 8, steps: int = 3) -> dict:
-    """TRL's GRPOTrainer against mazerl's loop on the same mazes, N and steps (5x5 cells)."""
+def trl_figure(prompts: int = 16, group: int = 8, steps: int = 3, pairs: int = 3) -> dict:
+    """TRL's GRPOTrainer against mazerl's loop on the same mazes, N and steps (5x5 cells), in
+    `pairs` alternating pairs (a busy machine slows one side or the other): medians of each
+    side's rollouts/s, and the median and range of the per-pair ratios."""
     out = {"figure": "trl_vs_mazerl", "prompts": prompts, "group_size": group, "steps": steps}
     try:
         from mazerl.llm.speed import trl_grpo_speed
@@ -485,12 +487,19 @@ def trl_figure(prompts: int = 16, group: int = 8, steps: int = 3) -> dict:
         return {**out, "skipped": f"needs the extra: pip install 'mazerl[llm]' ({e.name} missing)"}
     spec = MazeSpec(size=DEFAULT_SIZE)
     mazes = [spec.sample(np.random.default_rng([7, i])) for i in range(prompts)]
-    mazerl = mazerl_grpo_speed(mazes, group, steps)
-    trl = trl_grpo_speed(mazes, group, steps, POLICIES["transformer"])
-    out["threads"] = torch.get_num_threads()
-    out.update({f"mazerl_{k}": v for k, v in mazerl.items()})
-    out.update({f"trl_{k}": v for k, v in trl.items()})
-    out["ratio"] = mazerl["rollouts_per_s"] / trl["rollouts_per_s"]
+    runs = [
+        (
+            mazerl_grpo_speed(mazes, group, steps),
+            trl_grpo_speed(mazes, group, steps, POLICIES["transformer"]),
+        )
+        for _ in range(pairs)
+    ]
+    out["threads"], out["pairs"] = torch.get_num_threads(), pairs
+    for side, i in (("mazerl", 0), ("trl", 1)):
+        for k in ("rollouts_per_s", "tokens_per_rollout"):
+            out[f"{side}_{k}"] = float(np.median([r[i][k] for r in runs]))
+    ratios = [m["rollouts_per_s"] / t["rollouts_per_s"] for m, t in runs]
+    out["ratio"], out["ratio_range"] = float(np.median(ratios)), [min(ratios), max(ratios)]
     return out
 
 
@@ -560,7 +569,8 @@ def table(results: list[dict]) -> str:
             lines.append(
                 f"{'TRL vs mazerl GRPO ' + str(r['prompts']) + 'x' + str(r['group_size']):28s} "
                 f"mazerl {r['mazerl_rollouts_per_s']:.3g} rollouts/s, TRL "
-                f"{r['trl_rollouts_per_s']:.3g} (x{r['ratio']:.1f}; tokens/rollout "
+                f"{r['trl_rollouts_per_s']:.3g} (x{r['ratio']:.1f}, pairs "
+                f"{r['ratio_range'][0]:.1f}-{r['ratio_range'][1]:.1f}; tokens/rollout "
                 f"{r['mazerl_tokens_per_rollout']:.1f} vs {r['trl_tokens_per_rollout']:.1f})"
             )
         elif f == "smoke_sweep_s":
