@@ -13,7 +13,7 @@ LAYERS = [
     {"policy"},
     {"rollout"},
     {"algos"},
-    {"train", "eval", "categorical"},
+    {"train", "eval", "categorical", "llm"},
     {"analysis"},
     {"apps"},
 ]

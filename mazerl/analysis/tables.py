@@ -23,7 +23,7 @@ from mazerl.analysis.stats import mean_se, paired_difference
 
 MAZE_KS = (1, 8, 64, 256)  # sampled pass@k columns (runs without exact values)
 EXACT_KS = (1, 8, 256, 2048)  # exact pass@k columns
-PAIRED_KEYS = {"focal.gamma": "0", "algo": "grpo"}  # compared key -> reference value
+PAIRED_KEYS = {"focal.gamma": "0", "algo": "grpo", "model": "base"}  # key -> reference value
 CATEGORICAL_KEYS = ("q_pos", "m_ret", "rare_mass", "forgotten")
 ROUTE_KEYS = (
     "rare_mass", "common_mass", "forgotten", "expected_distinct@256", "distinct_found",

@@ -12,6 +12,10 @@ Prints one JSON line per figure, then a table. Figures:
   8. compaction        generation at 128, 2,048, 16,384 rows, finished rows compacted vs not
   9. long_run          (--long) iterations 1,001-1,500 of an N=8 sweep run, update skipping
                        off vs on (minutes)
+ 10. trl_vs_mazerl     the same GRPO steps (same mazes, N, steps) with TRL's GRPOTrainer on a
+                       Qwen2 of mazerl's transformer shape and with mazerl's own rollout and
+                       update, one after the other: rollouts/s of each and their ratio (needs
+                       the extra mazerl[llm], else skipped with a note; `--trl`: this row only)
 Every timing is the median of repeats with min and max. `--quick` runs in under a minute.
 
 Generation is measured with the policy's full network running at every step but the action
@@ -442,6 +446,63 @@ def long_run_figure(first: int = 1000, last: int = 1500) -> dict:
     return out
 
 
+def mazerl_grpo_speed(mazes, group: int, steps: int) -> dict:
+    """`steps` GRPO iterations (after one warm-up) of mazerl's transformer on `mazes`: sample
+    `group` rollouts each (the solution followed, the network run at every step, as in
+    `generation`), F-GRPO advantages, one update. Returns rollouts/s and tokens per rollout."""
+    torch.manual_seed(0)
+    policy = build_policy(POLICIES["transformer"])
+    opt = torch.optim.AdamW(policy.parameters(), lr=1e-4)
+    algo, focal = AlgoConfig(), FocalConfig(gamma=0.5)
+    seconds, tokens = [], []
+    for rep in range(steps + 1):
+        t0 = time.perf_counter()
+        r = generate(SolutionFollower(policy, mazes, group), mazes, group)
+        r.reward[::3] = 0.0  # mixed groups, so the update has work to do
+        adv, _ = group_advantages(r.rewards_by_group, algo, focal)
+        logp, ent = score(policy, r)
+        loss, _ = policy_loss(
+            algo, logp=logp, old_logp=r.logp, advantages=adv.flatten(), mask=r.mask, entropy=ent
+        )
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if rep:  # the first is a warm-up
+            seconds.append(time.perf_counter() - t0)
+            tokens.append(r.mask.sum().item() / r.mask.shape[0])
+    return {
+        "rollouts_per_s": len(mazes) * group * steps / sum(seconds),
+        "tokens_per_rollout": float(np.mean(tokens)),
+    }
+
+
+def trl_figure(prompts: int = 16, group: int = 8, steps: int = 3, pairs: int = 3) -> dict:
+    """TRL's GRPOTrainer against mazerl's loop on the same mazes, N and steps (5x5 cells), in
+    `pairs` alternating pairs (a busy machine slows one side or the other): medians of each
+    side's rollouts/s, and the median and range of the per-pair ratios."""
+    out = {"figure": "trl_vs_mazerl", "prompts": prompts, "group_size": group, "steps": steps}
+    try:
+        from mazerl.llm.speed import trl_grpo_speed
+    except ImportError as e:
+        return {**out, "skipped": f"needs the extra: pip install 'mazerl[llm]' ({e.name} missing)"}
+    spec = MazeSpec(size=DEFAULT_SIZE)
+    mazes = [spec.sample(np.random.default_rng([7, i])) for i in range(prompts)]
+    runs = [
+        (
+            mazerl_grpo_speed(mazes, group, steps),
+            trl_grpo_speed(mazes, group, steps, POLICIES["transformer"]),
+        )
+        for _ in range(pairs)
+    ]
+    out["threads"], out["pairs"] = torch.get_num_threads(), pairs
+    for side, i in (("mazerl", 0), ("trl", 1)):
+        for k in ("rollouts_per_s", "tokens_per_rollout"):
+            out[f"{side}_{k}"] = float(np.median([r[i][k] for r in runs]))
+    ratios = [m["rollouts_per_s"] / t["rollouts_per_s"] for m, t in runs]
+    out["ratio"], out["ratio_range"] = float(np.median(ratios)), [min(ratios), max(ratios)]
+    return out
+
+
 def table(results: list[dict]) -> str:
     lines = ["", f"{'figure':28s} value"]
     for r in results:
@@ -502,6 +563,16 @@ def table(results: list[dict]) -> str:
                 f" {r['full_s']:.0f} s -> {r['skip_s']:.0f} s (x{r['speedup']:.2f}, "
                 f"{100 * r['skip_frac_zero_adv_groups']:.0f}% zero groups)"
             )
+        elif f == "trl_vs_mazerl" and "skipped" in r:
+            lines.append(f"{'TRL vs mazerl GRPO':28s} skipped: {r['skipped']}")
+        elif f == "trl_vs_mazerl":
+            lines.append(
+                f"{'TRL vs mazerl GRPO ' + str(r['prompts']) + 'x' + str(r['group_size']):28s} "
+                f"mazerl {r['mazerl_rollouts_per_s']:.3g} rollouts/s, TRL "
+                f"{r['trl_rollouts_per_s']:.3g} (x{r['ratio']:.1f}, pairs "
+                f"{r['ratio_range'][0]:.1f}-{r['ratio_range'][1]:.1f}; tokens/rollout "
+                f"{r['mazerl_tokens_per_rollout']:.1f} vs {r['trl_tokens_per_rollout']:.1f})"
+            )
         elif f == "smoke_sweep_s":
             lines.append(f"{'smoke sweep (4 jobs)':28s} {r['seconds']:.1f} s (ok={r['ok']})")
     return "\n".join(lines)
@@ -514,6 +585,7 @@ def main(argv=None) -> None:
     ap.add_argument(
         "--long", action="store_true", help="also the long-run figure (two 1,500-iteration runs)"
     )
+    ap.add_argument("--trl", action="store_true", help="only the TRL-versus-mazerl row")
     args = ap.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -524,6 +596,10 @@ def main(argv=None) -> None:
         results.append(r)
         print(json.dumps(r), flush=True)
 
+    if args.trl:
+        emit(trl_figure())
+        print(table(results))
+        return
     for n in (64, 256, 1024):
         emit(env_figure(n, steps=50 if args.quick else 200, repeats=reps))
     for name in POLICIES:
@@ -540,6 +616,7 @@ def main(argv=None) -> None:
     emit(iteration_figure(2 if args.quick else 5))
     emit(flops_figure(1 if args.quick else 3))
     emit(smoke_sweep_figure())
+    emit(trl_figure())
     if args.long:
         emit(long_run_figure())
     print(table(results))

@@ -1,0 +1,272 @@
+"""Exact and sampled pass@k of a Hugging Face causal LM on maze sets, written as mazerl writes
+its own evaluations.
+
+Exact: in a maze with R known routes (one in a perfect maze) and no revisits, a completion
+succeeds iff it starts with one route's moves, whatever follows (the episode ends at the goal).
+The model's probability of route r's canonical completion prefix (`text.answer_prefix`,
+tokenized as the continuation of the prompt: `ids(prompt + prefix)` minus `ids(prompt)`) is
+one teacher-forced pass; p = sum_r of them, and pass@k = 1 - (1 - p)^k exactly.
+
+Tokenization ambiguity: p counts the canonical token sequences only, so p <= the true success
+probability p*. The gap delta = p* - p is the mass of successful completions that are spelled
+otherwise (other token splits of the same words, other case or whitespace, text before a
+`plain` answer tag). It is 0 for `maxrl` with a tokenizer in which every word is one token and
+decoding joins with single spaces (`models.maze_tokenizer`: one spelling per answer). Otherwise
+the sampled evaluation estimates it: `noncanonical_success_rate` (with its standard error) is
+the share of samples that succeed without starting with a canonical prefix, an unbiased
+estimate of delta, and the exact pass@k is low by at most 1 - (1 - delta)^k <= k delta.
+
+Sampled: n completions per maze (`generate`, full softmax at `temperature`: no top-k or top-p),
+cut at the first EOS, decoded without special tokens (as TRL does), scored by the verifier;
+unbiased pass@k with its standard error.
+
+Prompts are given as text, as the dataset holds them (`prompt_text` renders a conversational
+prompt with the tokenizer's chat template); prompts and completions are tokenized without added
+special tokens (the `maxrl` prompt carries its own `<bos>`, a chat template its own).
+"""
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from mazerl.core.errors import UserError
+from mazerl.core.files import write_json_atomic
+from mazerl.envs.maze import Maze
+from mazerl.eval.evaluate import EvalSet, mazes_hash
+from mazerl.eval.passk import default_ks, exact_pass_at_k, pass_at_k, standard_error
+from mazerl.llm.text import answer_prefix
+from mazerl.llm.verifier import judge
+
+EXACT_KS = (1, 8, 64, 128, 256, 1024, 2048)
+
+
+def prompt_text(tokenizer, prompt: str | list[dict]) -> str:
+    """A dataset's prompt as the model reads it: text as is, a conversation (TRL's
+    conversational format) through the tokenizer's chat template with the generation prompt."""
+    if isinstance(prompt, str):
+        return prompt
+    return tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
+
+
+def canonical_ids(tokenizer, prompt_text: str, completion: str) -> tuple[list[int], list[int]]:
+    """The prompt's token ids and the completion's canonical ids as its continuation; a
+    `UserError` when the tokenizer merges tokens across the boundary."""
+    head = tokenizer(prompt_text, add_special_tokens=False)["input_ids"]
+    full = tokenizer(prompt_text + completion, add_special_tokens=False)["input_ids"]
+    if full[: len(head)] != head or len(full) == len(head):
+        raise UserError(
+            f"the tokenizer splits the prompt differently once the answer follows it "
+            f"({completion[:30]!r}); exact pass@k needs the prompt's tokens to stay a prefix"
+        )
+    return head, full[len(head) :]
+
+
+@torch.no_grad()
+def sequence_logprobs(
+    model,
+    heads: Sequence[list[int]],
+    tails: Sequence[list[int]],
+    temperature: float = 1.0,
+    batch_size: int = 64,
+    pad_id: int = 0,
+) -> np.ndarray:
+    """`[B]` float64 log-probability of each `tail` after its `head` under the model's
+    sampling distribution at `temperature` (teacher forcing, right-padded batches)."""
+    device = next(model.parameters()).device
+    out = []
+    for lo in range(0, len(heads), batch_size):
+        part = range(lo, min(lo + batch_size, len(heads)))
+        rows = [heads[i] + tails[i] for i in part]
+        length = max(map(len, rows))
+        ids = torch.full((len(rows), length), pad_id, dtype=torch.long)
+        attention = torch.zeros_like(ids)
+        scored = torch.zeros(len(rows), length - 1, dtype=torch.bool)  # predicts a tail token
+        for i, (row, j) in enumerate(zip(rows, part, strict=True)):
+            ids[i, : len(row)] = torch.tensor(row)
+            attention[i, : len(row)] = 1
+            scored[i, len(heads[j]) - 1 : len(row) - 1] = True
+        logits = model(input_ids=ids.to(device), attention_mask=attention.to(device)).logits
+        logp = torch.log_softmax(logits[:, :-1].float() / temperature, dim=-1)
+        token = logp.gather(-1, ids[:, 1:, None].to(device)).squeeze(-1).cpu()
+        out.append((token.double() * scored).sum(-1))
+    return torch.cat(out).numpy()
+
+
+def exact_success(
+    model,
+    tokenizer,
+    mazes: Sequence[Maze],
+    prompts: Sequence[str],
+    fmt: str,
+    temperature: float = 1.0,
+    batch_size: int = 64,
+) -> tuple[np.ndarray, list[list[list[int]]]]:
+    """`[M]` exact success probability (sum over each maze's routes of its canonical
+    completion's probability after the maze's prompt text) and the canonical completion ids
+    `[maze][route]`. A `UserError`
+    when a canonical completion, decoded, does not pass the verifier (a tokenizer that cannot
+    spell the answer)."""
+    heads, tails, owner = [], [], []
+    for i, maze in enumerate(mazes):
+        for r in range(len(maze.routes)):
+            head, tail = canonical_ids(tokenizer, prompts[i], answer_prefix(maze, fmt, r))
+            heads.append(head)
+            tails.append(tail)
+            owner.append(i)
+    decoded = tokenizer.batch_decode(tails, skip_special_tokens=True)
+    verdicts = judge([mazes[i] for i in owner], decoded, fmt)
+    bad = next((j for j, v in enumerate(verdicts) if v.reward != 1.0), None)
+    if bad is not None:
+        raise UserError(
+            f"the tokenizer cannot spell maze answers: the canonical completion decodes to "
+            f"{decoded[bad][:40]!r} ({verdicts[bad].reason})"
+        )
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    logp = sequence_logprobs(model, heads, tails, temperature, batch_size, pad)
+    p = np.zeros(len(mazes))
+    np.add.at(p, owner, np.exp(logp))
+    canonical: list[list[list[int]]] = [[] for _ in mazes]
+    for i, tail in zip(owner, tails, strict=True):
+        canonical[i].append(tail)
+    return p.clip(max=1.0), canonical
+
+
+@torch.no_grad()
+def sampled_successes(
+    model,
+    tokenizer,
+    mazes: Sequence[Maze],
+    prompts: Sequence[str],
+    fmt: str,
+    n: int,
+    canonical: list[list[list[int]]],
+    temperature: float = 1.0,
+    allow_revisits: bool = False,
+    batch_rollouts: int = 512,
+    max_new_tokens: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sample n completions per maze: `[M]` success counts and `[M]` counts of successes that
+    do not start with a canonical completion (`canonical[maze]`: its routes' ids). The caller
+    seeds torch. `max_new_tokens` default: twice the longest canonical completion plus 8."""
+    device = next(model.parameters()).device
+    eos = tokenizer.eos_token_id
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos
+    limit = max_new_tokens or 2 * max(len(t) for c in canonical for t in c) + 8
+    successes = np.zeros(len(mazes), dtype=np.int64)
+    noncanonical = np.zeros(len(mazes), dtype=np.int64)
+    chunk = max(1, batch_rollouts // n)
+    for lo in range(0, len(mazes), chunk):
+        part = list(mazes[lo : lo + chunk])
+        heads = [
+            tokenizer(t, add_special_tokens=False)["input_ids"] for t in prompts[lo : lo + chunk]
+        ]
+        width = max(map(len, heads))
+        ids = torch.full((len(part), width), pad, dtype=torch.long)
+        attention = torch.zeros_like(ids)
+        for i, head in enumerate(heads):  # left padding: every prompt ends where generation starts
+            ids[i, width - len(head) :] = torch.tensor(head)
+            attention[i, width - len(head) :] = 1
+        out = model.generate(
+            input_ids=ids.repeat_interleave(n, 0).to(device),
+            attention_mask=attention.repeat_interleave(n, 0).to(device),
+            do_sample=True,
+            temperature=temperature,
+            top_k=0,
+            top_p=1.0,
+            max_new_tokens=limit,
+            pad_token_id=pad,
+            eos_token_id=eos,
+        )
+        completions = [until_eos(row, eos) for row in out[:, width:].tolist()]
+        texts = tokenizer.batch_decode(completions, skip_special_tokens=True)
+        rows = [m for m in part for _ in range(n)]
+        verdicts = judge(rows, texts, fmt, allow_revisits)
+        for j, (verdict, completion) in enumerate(zip(verdicts, completions, strict=True)):
+            i = lo + j // n
+            if verdict.reward == 1.0:
+                successes[i] += 1
+                starts = any(completion[: len(t)] == t for t in canonical[i])
+                noncanonical[i] += not starts
+    return successes, noncanonical
+
+
+def until_eos(ids: list[int], eos: int | None) -> list[int]:
+    """A generated row up to (without) its first EOS."""
+    return ids[: ids.index(eos)] if eos is not None and eos in ids else ids
+
+
+def evaluate_set(
+    model,
+    tokenizer,
+    eval_set: EvalSet,
+    prompts: Sequence[str],
+    *,
+    fmt: str,
+    n: int,
+    ks: Sequence[int] = (),
+    exact_ks: Sequence[int] = EXACT_KS,
+    temperature: float = 1.0,
+    allow_revisits: bool = False,
+    sampled_mazes: int | None = None,
+    batch_size: int = 64,
+    batch_rollouts: int = 512,
+) -> dict:
+    """Metrics of one set under the keys of `mazerl.eval.evaluate.evaluate_set` (`pass@k`,
+    `exact_pass@k` and their `_se`, `success_rate`, `coverage`, `per_maze`), plus
+    `noncanonical_success_rate` (and `_se`): the estimate of the exact values' tokenization
+    gap. `prompts`: each maze's prompt text. Exact values cover every maze (none with
+    `allow_revisits`: many sequences succeed); sampled ones the first `sampled_mazes` (None:
+    all)."""
+    mazes = eval_set.mazes
+    sampled = mazes[: sampled_mazes or len(mazes)]
+    p, canonical = exact_success(model, tokenizer, mazes, prompts, fmt, temperature, batch_size)
+    correct, noncanonical = sampled_successes(
+        model,
+        tokenizer,
+        sampled,
+        prompts[: len(sampled)],
+        fmt,
+        n,
+        canonical[: len(sampled)],
+        temperature,
+        allow_revisits,
+        batch_rollouts,
+    )
+    out: dict = {}
+    for k in [k for k in (ks or default_ks(n)) if k <= n]:
+        per_maze = pass_at_k(np.full(len(sampled), n), correct, k)
+        out[f"pass@{k}"] = float(per_maze.mean())
+        out[f"pass@{k}_se"] = standard_error(per_maze)
+    out["success_rate"] = float((correct / n).mean())
+    out["coverage"] = float((correct > 0).mean())
+    out["noncanonical_success_rate"] = float((noncanonical / n).mean())
+    out["noncanonical_success_rate_se"] = standard_error(noncanonical / n)
+    per: dict = {"successes": correct.tolist(), "n": n, "exact_p": None}
+    per["mazes_hash"] = mazes_hash(mazes)
+    if not allow_revisits:
+        for k in exact_ks:
+            per_maze = exact_pass_at_k(p, k)
+            out[f"exact_pass@{k}"] = float(per_maze.mean())
+            out[f"exact_pass@{k}_se"] = standard_error(per_maze)
+        per["exact_p"] = p.tolist()
+    out["per_maze"] = per
+    return out
+
+
+def write_run(out: Path, results: dict[str, dict], about: dict, overrides: list[str]) -> None:
+    """Write an evaluation as a mazerl run folder that `mazerl-summarize` reads: `metrics.json`
+    (`final`: `eval/<set>/<metric>` scalars; `about`: the model, format, settings),
+    `eval/step_0000000.json` (per-maze values) and `.hydra/overrides.yaml` (the `key=value`
+    items that name this run in a summary's groups, e.g. `model=base`)."""
+    final = {
+        f"eval/{name}/{k}": v
+        for name, metrics in results.items()
+        for k, v in metrics.items()
+        if isinstance(v, float)
+    }
+    write_json_atomic(results, out / "eval" / "step_0000000.json")
+    (out / ".hydra").mkdir(parents=True, exist_ok=True)
+    (out / ".hydra" / "overrides.yaml").write_text("".join(f"- {o}\n" for o in overrides))
+    write_json_atomic({"final": final, "about": about}, out / "metrics.json")

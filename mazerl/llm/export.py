@@ -1,0 +1,97 @@
+"""Mazes as a text dataset: one record per maze with its prompt, reference answer and keys.
+
+Columns (every format):
+    prompt, solution        the prompt and reference answer in `maze_format` (`mazerl.llm.text`);
+                            with `chat`, the prompt is a conversation [{role: user, content}]
+                            (TRL's conversational format, verl's `prompt`)
+    maze                    the maze's layout text (`#`, `.`, `S`, `G`): what the verifier reads
+    maze_format             `maxrl` or `plain`
+    split, set, index       `train` / `id` / `ood` (or the user's), the source's name, position
+    key                     16 hex digits of sha256(Maze.key): the maze's content
+    mazes_hash              the set's `mazes_hash`, as in mazerl's `eval/step_*.json`, whose
+                            per-maze lists are in `index` order: join on (mazes_hash, index)
+    data_source, reward_model, extra_info
+                            verl's columns: `mazerl-<format>`, {style: rule, ground_truth: maze},
+                            {split, set, index, key, allow_revisits}
+
+Written with Hugging Face `datasets` as JSON lines (`.jsonl`, `.json`) or Parquet (`.parquet`),
+atomically: a failed write leaves no file behind.
+"""
+
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from mazerl.core.errors import UserError
+from mazerl.envs.layouts import to_text
+from mazerl.envs.maze import Maze
+from mazerl.eval.evaluate import mazes_hash
+from mazerl.llm.text import answer, check_format, prompt
+from mazerl.llm.verifier import DATA_SOURCE
+
+SUFFIXES = (".jsonl", ".json", ".parquet")
+
+
+def maze_key(maze: Maze) -> str:
+    """16 hex digits naming a maze's grid, start and goal."""
+    return hashlib.sha256(maze.key).hexdigest()[:16]
+
+
+def records(
+    mazes: Sequence[Maze],
+    fmt: str,
+    split: str,
+    set_name: str,
+    allow_revisits: bool = False,
+    chat: bool = False,
+) -> list[dict]:
+    """One record per maze (columns in the module docstring)."""
+    check_format(fmt)
+    joined = mazes_hash(mazes)
+    out = []
+    for i, maze in enumerate(mazes):
+        layout, key = to_text(maze), maze_key(maze)
+        info = {"split": split, "set": set_name, "index": i, "key": key}
+        text = prompt(maze, fmt, allow_revisits)
+        out.append(
+            {
+                "prompt": [{"role": "user", "content": text}] if chat else text,
+                "solution": answer(maze, fmt),
+                "maze": layout,
+                "maze_format": fmt,
+                **info,
+                "mazes_hash": joined,
+                "data_source": DATA_SOURCE[fmt],
+                "reward_model": {"style": "rule", "ground_truth": layout},
+                "extra_info": {**info, "allow_revisits": allow_revisits},
+            }
+        )
+    return out
+
+
+def check_output(path: Path) -> Path:
+    """`path` if its suffix is a known format and its folder exists; else a `UserError`."""
+    if path.suffix not in SUFFIXES:
+        raise UserError(f"{path}: unknown output format {path.suffix!r}; use {', '.join(SUFFIXES)}")
+    if not path.parent.is_dir():
+        raise UserError(f"{path}: folder {path.parent} does not exist")
+    return path
+
+
+def write(rows: list[dict], path: Path) -> None:
+    """Write `rows` to `path` (JSON lines or Parquet by suffix) through a temporary file."""
+    from datasets import Dataset, disable_progress_bars
+
+    check_output(path)
+    disable_progress_bars()
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        dataset = Dataset.from_list(rows)
+        if path.suffix == ".parquet":
+            dataset.to_parquet(str(tmp))
+        else:
+            dataset.to_json(str(tmp), lines=True)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

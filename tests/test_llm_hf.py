@@ -1,0 +1,217 @@
+"""mazerl.llm with transformers, TRL and datasets (the extra `mazerl[llm]`), end to end on CPU:
+a tiny randomly initialised Qwen2-style model and the maze-vocabulary tokenizer, built locally
+(nothing is downloaded)."""
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("transformers")
+pytest.importorskip("trl")
+pytest.importorskip("datasets")
+
+from mazerl.envs.spec import MazeSpec
+from mazerl.eval.evaluate import EvalSet, mazes_hash
+from mazerl.llm import exact
+from mazerl.llm.export import maze_key, records, write
+from mazerl.llm.models import maze_tokenizer, tiny_model
+from mazerl.llm.text import answer_prefix, prompt
+from mazerl.policy.transformer import TransformerConfig
+
+SMALL = TransformerConfig(layers=2, hidden=32, heads=2, kv_heads=1, ffn=64)
+
+
+def mazes(count: int, size: int = 2, first_seed: int = 0) -> list:
+    spec = MazeSpec(size=size, generator="prim", start_goal="random")
+    return [spec.sample(np.random.default_rng(first_seed + i)) for i in range(count)]
+
+
+def warm_model(train_mazes, steps: int = 40, lr: float = 1e-2):
+    """The tiny model after a few supervised steps on the reference answers, so that it solves
+    some mazes sometimes (a random one almost never does)."""
+    tok = maze_tokenizer()
+    model = tiny_model(SMALL)
+    pairs = [
+        exact.canonical_ids(tok, prompt(m, "maxrl"), answer_prefix(m, "maxrl")) for m in train_mazes
+    ]
+    rows = [h + t for h, t in pairs]
+    width = max(map(len, rows))
+    ids = torch.zeros(len(rows), width, dtype=torch.long)
+    attention = torch.zeros_like(ids)
+    scored = torch.zeros(len(rows), width - 1)
+    for i, (row, (head, _)) in enumerate(zip(rows, pairs, strict=True)):
+        ids[i, : len(row)] = torch.tensor(row)
+        attention[i, : len(row)] = 1
+        scored[i, len(head) - 1 : len(row) - 1] = 1
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    for _ in range(steps):
+        logits = model(input_ids=ids, attention_mask=attention).logits
+        logp = torch.log_softmax(logits[:, :-1], -1).gather(-1, ids[:, 1:, None]).squeeze(-1)
+        loss = -(logp * scored).sum() / scored.sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return model.eval(), tok
+
+
+@pytest.fixture(scope="module")
+def warm():
+    torch.manual_seed(0)
+    return warm_model(mazes(8, size=3))
+
+
+def test_tokenizer_has_mazerls_ids_and_one_spelling_per_answer():
+    tok = maze_tokenizer()
+    (maze,) = mazes(1)
+    head, tail = exact.canonical_ids(tok, prompt(maze, "maxrl"), answer_prefix(maze, "maxrl"))
+    assert head[:2] == [1, 4]  # <bos> GRID_START, as mazerl.policy.tokens
+    moves = {0: 13, 1: 14, 2: 15, 3: 16}  # UP DOWN LEFT RIGHT
+    assert tail == [moves[m] for m in maze.solution]
+
+
+def test_export_jsonl_and_parquet_read_back_with_keys(tmp_path):
+    from datasets import load_dataset
+
+    ms = mazes(5)
+    rows = records(ms, "plain", "ood", "ood_dfs")
+    for name in ("m.jsonl", "m.parquet"):
+        write(rows, tmp_path / name)
+        kind = "json" if name.endswith("jsonl") else "parquet"
+        back = load_dataset(kind, data_files=str(tmp_path / name), split="train")
+        assert back["index"] == [0, 1, 2, 3, 4]
+        assert back["key"] == [maze_key(m) for m in ms]
+        assert set(back["mazes_hash"]) == {mazes_hash(ms)}
+        assert back[2]["reward_model"]["ground_truth"] == back[2]["maze"]
+        assert back[2]["extra_info"]["split"] == "ood"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.jsonl", "m.parquet"]
+
+
+def test_exact_pass_at_k_agrees_with_sampled_within_standard_error(warm):
+    model, tok = warm
+    ms = mazes(8, size=3)  # the warm model's own mazes: p well above 0
+    n = 48
+    torch.manual_seed(1)
+    texts = [prompt(m, "maxrl") for m in ms]
+    out = exact.evaluate_set(
+        model, tok, EvalSet("id", ms), texts, fmt="maxrl", n=n, exact_ks=(1, 4)
+    )
+    p = np.array(out["per_maze"]["exact_p"])
+    assert 0.05 < p.mean() < 0.95, p  # a meaningful comparison
+    # sampled success rate against exact p: binomial standard error of the mean over mazes
+    se = np.sqrt((p * (1 - p) / n).sum()) / len(ms)
+    assert abs(out["success_rate"] - p.mean()) < 3 * se
+    assert abs(out["pass@4"] - out["exact_pass@4"]) < 3 * max(out["pass@4_se"], se)
+    # the maze tokenizer has one spelling per answer: no success outside the canonical tokens
+    assert out["noncanonical_success_rate"] == 0.0
+    assert p[0] == pytest.approx(by_hand(model, tok, ms[0], ms[0].solution), rel=1e-4)
+
+
+def by_hand(model, tok, maze, moves) -> float:
+    """The product of the softmax probabilities of `moves`' tokens after the maze's prompt,
+    one token at a time."""
+    ids = {0: 13, 1: 14, 2: 15, 3: 16}  # UP DOWN LEFT RIGHT in the maze vocabulary
+    head = tok(prompt(maze, "maxrl"), add_special_tokens=False)["input_ids"]
+    tail = [ids[m] for m in moves]
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([head + tail])).logits[0]
+    out = 1.0
+    for j, token in enumerate(tail):
+        out *= torch.softmax(logits[len(head) - 1 + j].double(), -1)[token].item()
+    return out
+
+
+def test_exact_success_of_a_two_route_maze_is_the_sum_over_its_routes(warm):
+    from mazerl.envs.layouts import parse
+
+    model, tok = warm
+    braid = parse("routes: 2\n#####\n#S..#\n#.#.#\n#..G#\n#####\n")
+    right_first, down_first = (3, 3, 1, 1), (1, 1, 3, 3)
+    assert set(braid.routes) == {right_first, down_first}
+    p, canonical = exact.exact_success(model, tok, [braid], [prompt(braid, "maxrl")], "maxrl")
+    expected = by_hand(model, tok, braid, right_first) + by_hand(model, tok, braid, down_first)
+    assert p[0] == pytest.approx(expected, rel=1e-4) and len(canonical[0]) == 2
+
+
+def test_trl_grpo_with_the_focal_advantage_trains_and_logs(warm, tmp_path):
+    import copy
+
+    from datasets import Dataset
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from trl import GRPOConfig
+
+    from mazerl.llm.trainer import FocalGRPOTrainer
+    from mazerl.llm.verifier import maze_reward
+
+    class Recording(FocalGRPOTrainer):
+        seen: list = []
+
+        def _generate_and_score_completions(self, inputs):
+            output = super()._generate_and_score_completions(inputs)
+            self.seen.append((self._gathered_rewards.clone(), output["advantages"].clone()))
+            return output
+
+    model, tok = copy.deepcopy(warm[0]).train(), warm[1]
+    before = [p.detach().clone() for p in model.parameters()]
+    gamma, group = 0.5, 4
+    args = GRPOConfig(
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=16,
+        num_generations=group,
+        max_completion_length=14,
+        max_steps=3,
+        learning_rate=1e-3,
+        report_to=["tensorboard"],
+        logging_steps=1,
+        use_cpu=True,
+        save_strategy="no",
+        disable_tqdm=True,
+        seed=0,
+    )
+    trainer = Recording(
+        model=model,
+        processing_class=tok,
+        reward_funcs=maze_reward,
+        args=args,
+        train_dataset=Dataset.from_list(records(mazes(8, size=3), "maxrl", "train", "gen")),
+        algo="grpo",
+        focal_gamma=gamma,
+    )
+    trainer.train()
+    assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
+    # advantages: (r - mean) / (std + 1e-6) * (1 - mu)^gamma per group, computed here in numpy
+    mixed = 0
+    for rewards, advantages in Recording.seen:
+        r = rewards[:, 0].numpy().reshape(-1, group).astype(np.float64)
+        mu = r.mean(1, keepdims=True)
+        std = r.std(1, ddof=1, keepdims=True)
+        same = (r == r[:, :1]).all(1, keepdims=True)
+        expected = np.where(same, 0.0, (r - mu) / (std + 1e-6) * (1 - mu) ** gamma)
+        np.testing.assert_allclose(advantages.numpy(), expected.reshape(-1), atol=1e-5)
+        mixed += int((~same).sum())
+    assert mixed > 0  # some groups carried a learning signal
+    events = next(tmp_path.rglob("events.out.tfevents.*")).parent
+    acc = EventAccumulator(str(events))
+    acc.Reload()
+    assert {"train/focal_weight_mean", "train/reward"} <= set(acc.Tags()["scalars"])
+
+
+def test_bench_row_times_trl_and_mazerl_on_the_same_steps():
+    from mazerl.apps.bench import trl_figure
+
+    row = trl_figure(prompts=2, group=2, steps=1, pairs=1)
+    assert row["trl_rollouts_per_s"] > 0 and row["mazerl_rollouts_per_s"] > 0
+    assert row["ratio"] == pytest.approx(row["mazerl_rollouts_per_s"] / row["trl_rollouts_per_s"])
+    # both produce answers of about a solution's length (TRL capped at the longest + 1)
+    assert 1 <= row["trl_tokens_per_rollout"] <= row["mazerl_tokens_per_rollout"] + 1
+
+
+def test_chat_export_and_its_prompt_through_the_chat_template():
+    tok = maze_tokenizer()
+    tok.chat_template = (
+        "{{ messages[0]['content'] }}{% if add_generation_prompt %} GRID_END{% endif %}"
+    )
+    ms = mazes(2)
+    rows = records(ms, "plain", "train", "s", chat=True)
+    assert rows[1]["prompt"] == [{"role": "user", "content": prompt(ms[1], "plain")}]
+    assert exact.prompt_text(tok, rows[1]["prompt"]) == prompt(ms[1], "plain") + " GRID_END"
+    assert exact.prompt_text(tok, "as is") == "as is"
