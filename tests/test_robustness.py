@@ -153,13 +153,13 @@ BAD_CONFIGS = [
     (["algo.loss=nope"], "algo.loss must be a registered policy loss (cispo, clip, linear)"),
     (["algo.advantage=nope"], "algo.advantage must be a registered advantage estimator (drgrpo"),
     (["policy.name=nope"], "policy.name must be a registered policy (gru, transformer)"),
-    (["algo=nope"], "Could not find 'algo/nope'"),
-    (["policy=nope"], "Could not find 'policy/nope'"),
-    (["train.lrr=1"], "Key 'lrr' not in 'TrainConfig'"),
-    (["train.iterations=many"], "Value 'many' of type 'str' could not be converted to Integer"),
+    (["algo=nope"], "unknown option algo=nope (options: cispo, dapo, drgrpo, grpo, rloo)"),
+    (["policy=nope"], "unknown option policy=nope (options: gru, transformer, transformer_pap"),
+    (["train.lrr=1"], "unknown key train.lrr; did you mean train.lr?"),
+    (["train.iterations=many"], "train.iterations must be an integer >= 1, got many"),
     (["device=cuda"], "device=cuda requested but CUDA is not available here"),
     (["maze.layout=/no/such.txt"], "/no/such.txt: no such file, and not a shipped layout"),
-    (["base.path=/no/base.pt"], "checkpoint /no/base.pt does not exist"),
+    (["base.path=/no/base.pt"], "base.path must be an existing file, got '/no/base.pt'"),
 ]
 
 
@@ -173,8 +173,8 @@ def test_bad_config_is_one_clear_message_and_nonzero_exit(tmp_path, overrides, m
         cwd=tmp_path,
         timeout=60,
     )
-    assert out.returncode != 0
-    assert message in out.stderr, out.stderr
+    assert out.returncode == 2
+    assert message in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
     assert "Traceback" not in out.stderr
     assert not (tmp_path / "run").exists()  # checked before any work; no run dir left
 

@@ -19,11 +19,9 @@ def dirname(overrides: str) -> str:
 
 
 def register_resolvers() -> None:
-    """`${mazerl_dirname:...}` (sweep job folders) and `${mazerl_groups:CONFIG}` (help pages)."""
+    """`${mazerl_dirname:...}`: sweep job folders."""
     if not OmegaConf.has_resolver("mazerl_dirname"):
         OmegaConf.register_new_resolver("mazerl_dirname", dirname)
-    if not OmegaConf.has_resolver("mazerl_groups"):
-        OmegaConf.register_new_resolver("mazerl_groups", groups)
 
 
 def groups(config_name: str) -> str:
@@ -40,7 +38,7 @@ def groups(config_name: str) -> str:
             found = [f for f in found if _sections(CONF_DIR / name / f"{f}.yaml") <= keys]
         if name == "hydra/launcher":  # Hydra's own and the plugins' launchers
             found = sorted({"basic", "joblib", *found})
-        if found and not name.startswith("hydra/help"):
+        if found:
             lines.append(f"{name}: {', '.join(found)}")
     return "\n".join(lines)
 
