@@ -5,7 +5,7 @@ app reads (and only those) from the one table of descriptions."""
 import dataclasses
 
 import pytest
-from conftest import FAST, run_app
+from conftest import FAST, metrics, run_app
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
@@ -153,3 +153,33 @@ def test_help_page_lists_options_and_examples(app, tmp_path):
     assert ("paper_categorical" in presets) == (app == "categorical")
     assert ("smoke" in presets) == (app != "categorical")
     assert "focal.gamma=0.5" in text and DESCRIPTIONS["focal.gamma"] in text
+
+
+NO_SIGNAL = [
+    "base.steps=0",  # an untrained base model: it solves no 6x6 maze
+    "maze.size=6",
+    "train.iterations=3",
+    "eval.n=8",
+    "eval.exact_ks=[1,8]",
+]
+WHY = (
+    "no group of the first 3 iterations had a non-zero advantage: the base model solves "
+    "nothing (id pass@1 0.000), so RL cannot learn; raise base.steps or train.group_size, or "
+    "lower maze.size"
+)
+
+
+def test_a_run_that_cannot_learn_warns_once_and_shows_no_focal_weight(train):
+    out, run = train(*NO_SIGNAL)
+    assert out.stderr.splitlines() == [f"warning: {WHY} (train.stop_on_zero_advantage=true stops)"]
+    assert "prim mazes of 6x6 cells (corners start/goal)" in out.stdout.splitlines()[0]
+    assert "zero-adv groups 1.00  focal g n/a" in out.stdout
+    assert metrics(run)["cpu_capability"] in out.stdout.splitlines()[0]
+
+
+def test_a_run_that_cannot_learn_stops_with_exit_2_when_asked(train):
+    out, _ = train(*NO_SIGNAL, "train.stop_on_zero_advantage=true", check=False)
+    assert (out.returncode, out.stderr) == (
+        2,
+        f"error: {WHY}; stopping (train.stop_on_zero_advantage)\n",
+    )

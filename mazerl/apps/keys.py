@@ -70,6 +70,10 @@ DESCRIPTIONS = {
     "train.resume": "continue from the run dir's last checkpoint if there is one",
     "train.max_bad_steps": "stop after this many non-finite steps in a row",
     "train.skip_zero_advantage": "skip groups whose advantages are all zero in the update",
+    "train.stop_on_zero_advantage": (
+        "stop (exit 2) instead of warning when no group of the first iterations has a "
+        "non-zero advantage"
+    ),
     "train.log_every": "iterations between log lines (and train.csv rows)",
     # ---- the base model
     "base.path": "use this base checkpoint instead of training one",

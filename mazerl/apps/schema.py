@@ -185,6 +185,7 @@ class TrainConfig:
     resume: bool = True
     max_bad_steps: int = 5
     skip_zero_advantage: bool = True
+    stop_on_zero_advantage: bool = False
     log_every: int = 10
 
 
@@ -214,6 +215,7 @@ TRAIN_RULES = {
     "max_bad_steps": COUNT,
     "log_every": COUNT,
     "skip_zero_advantage": FLAG,
+    "stop_on_zero_advantage": FLAG,
 }
 
 

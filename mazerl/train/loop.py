@@ -19,7 +19,7 @@ from torch.utils.tensorboard import SummaryWriter
 
 from mazerl.algos import AlgoConfig, FocalConfig, group_advantages
 from mazerl.core.config import to_container
-from mazerl.core.device import select_device, setup
+from mazerl.core.device import cpu_info, select_device, setup
 from mazerl.core.errors import UserError
 from mazerl.core.files import write_json_atomic
 from mazerl.envs.spec import maze_spec
@@ -30,6 +30,7 @@ from mazerl.eval.runner import BaseEvaluation, cached_sets, evaluate_all, log_ev
 from mazerl.train.collect import TRAIN_BLOCK, TrainingMazes, collect, rollout_metrics
 from mazerl.train.progress import (
     Progress,
+    SignalCheck,
     StopSignal,
     config_summary,
     final_summary,
@@ -61,7 +62,9 @@ def train(cfg: DictConfig, out: Path) -> dict:
     threads = setup(cfg.seed, cfg.threads, device)
     algo, focal = AlgoConfig(**cfg.algo), FocalConfig(**cfg.focal)
     progress = Progress(progress_mode(cfg.logger), cfg.train.log_every)
-    progress.log(config_summary(cfg, out, device, threads))
+    cpu = cpu_info()
+    mazes = maze_spec(cfg.maze).describe()
+    progress.log(config_summary(cfg, out, device, threads, mazes, cpu))
 
     # ---- evaluation sets, the base policy (SFT, cached) and its evaluation
     sets = cached_sets(cfg.maze, cfg.eval, cache_root(cfg.base) / "eval_sets", progress.log)
@@ -111,6 +114,7 @@ def train(cfg: DictConfig, out: Path) -> dict:
     scalar_log = ScalarLog(out / SCALARS_FILE, t.log_every, start, total)
     stop, bad_in_row, train_scalars = StopSignal(), 0, {}
     eval_pass1 = base_eval.scalars().get(f"eval/{sets[0].name}/pass@1", float("nan"))
+    signal_check = SignalCheck(start, total, f"{sets[0].name} pass@1 {eval_pass1:.3f}")
     progress.begin(start, total)
     try:
         for it in range(start, total):
@@ -125,6 +129,10 @@ def train(cfg: DictConfig, out: Path) -> dict:
 
             # ---- advantages: group-normalised rewards x focal weight
             advantages, group_metrics = group_advantages(rollouts.rewards_by_group, algo, focal)
+            if (message := signal_check.add(step, group_metrics)) is not None:
+                if t.stop_on_zero_advantage:
+                    raise TrainingError(f"{message}; stopping (train.stop_on_zero_advantage)")
+                progress.warn(f"warning: {message} (train.stop_on_zero_advantage=true stops)")
 
             # ---- update: clipped policy-gradient steps
             loss_metrics, skipped = update(
@@ -233,6 +241,7 @@ def train(cfg: DictConfig, out: Path) -> dict:
         "wall_time_s": state.elapsed(),
         "threads": threads,
         "device": str(device),
+        **cpu,
         "hparams": hparams,
     }
     write_json_atomic(metrics, out / "metrics.json")
