@@ -128,7 +128,10 @@ def test_relaunched_sweep_skips_finished_jobs_and_resumes_unfinished(tmp_path, b
     first = run_app("mazerl.apps.train", *args, cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     jobs = sorted(p for p in sweep.iterdir() if p.is_dir() and not p.name.startswith("."))
-    assert [j.name.split(",")[0] for j in jobs] == ["focal.gamma=0", "focal.gamma=0.5"]
+    assert [j.name for j in jobs] == [
+        "N8_g0.5_checkpoint_every1_eval_every0_iterations4",
+        "N8_g0_checkpoint_every1_eval_every0_iterations4",
+    ]
     # simulate a crash of the second job after iteration 3
     (jobs[1] / "metrics.json").unlink()
     (jobs[1] / "checkpoints" / "ckpt_0000004.pt").unlink()

@@ -23,7 +23,13 @@ from mazerl.core.device import cpu_info, select_device, setup
 from mazerl.core.errors import UserError
 from mazerl.core.files import write_json_atomic
 from mazerl.envs.spec import maze_spec
-from mazerl.eval.dashboard import headline_ks, hparams_metrics, train_layout, write_hparams
+from mazerl.eval.dashboard import (
+    headline_ks,
+    hparams_metrics,
+    run_hparams,
+    train_layout,
+    write_hparams,
+)
 from mazerl.eval.evaluate import excluded_keys
 from mazerl.eval.routes import route_tracking
 from mazerl.eval.runner import BaseEvaluation, cached_sets, evaluate_all, log_eval
@@ -108,7 +114,9 @@ def train(cfg: DictConfig, out: Path) -> dict:
     )
     if start == 0:
         writer.add_text("config", f"```yaml\n{OmegaConf.to_yaml(cfg, resolve=True)}\n```")
-        writer.add_custom_scalars(train_layout(names, cfg.eval.n, cfg.maze.routes > 1))
+        writer.add_custom_scalars(
+            train_layout(names, cfg.eval.n, cfg.eval.exact_ks, cfg.maze.routes > 1)
+        )
         log_eval(writer, base_eval.results, base_eval.results, 0, cfg.eval.images)
 
     scalar_log = ScalarLog(out / SCALARS_FILE, t.log_every, start, total)
@@ -219,19 +227,8 @@ def train(cfg: DictConfig, out: Path) -> dict:
     )
     final = log_eval(writer, results, base_eval.results, total, cfg.eval.images)
     writer.add_scalar("time/eval_s", time.time() - t0, total)
-    hparams = {
-        "algo": algo.name,
-        "group_size": t.group_size,
-        "gamma": focal.gamma,
-        "maze_size": cfg.maze.size,
-        "generator": cfg.maze.generator,
-        "seed": cfg.seed,
-        "policy": cfg.policy.name,
-        "sees_position": cfg.policy.sees_position,
-        "lr": t.lr,
-        "num_prompts": t.num_prompts,
-    }
-    write_hparams(writer, hparams, hparams_metrics(names, cfg.eval.n, cfg.eval.exact_ks))
+    hparams = run_hparams(cfg)
+    write_hparams(writer, hparams, hparams_metrics(names, cfg.eval.n, cfg.eval.exact_ks), cfg)
     writer.close()
     metrics = {
         "final": final,
