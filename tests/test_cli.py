@@ -183,3 +183,23 @@ def test_a_run_that_cannot_learn_stops_with_exit_2_when_asked(train):
         2,
         f"error: {WHY}; stopping (train.stop_on_zero_advantage)\n",
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["show", "--sise", "5"],
+            "mazerl-maze: unrecognized arguments: --sise 5; did you mean --size?",
+        ),
+        (
+            ["shw"],
+            "mazerl-maze: argument command: invalid choice: 'shw' (choose from 'show', "
+            "'check', 'export', 'list')",
+        ),
+        (["show", "--size", "x"], "mazerl-maze show: argument --size: invalid int value: 'x'"),
+    ],
+)
+def test_mazerl_maze_mistakes_are_one_line_and_exit_2(tmp_path, args, line):
+    out = run_app("mazerl.apps.maze", *args, cwd=tmp_path, timeout=60)
+    assert (out.returncode, out.stderr) == (2, f"error: {line}\n")

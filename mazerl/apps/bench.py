@@ -20,7 +20,6 @@ taken from the maze's solution, so episodes have the length a good policy produc
 the weights (an untrained policy hits a wall after about two moves).
 """
 
-import argparse
 import json
 import os
 import subprocess
@@ -35,6 +34,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from mazerl.algos import AlgoConfig, FocalConfig, group_advantages, policy_loss
+from mazerl.core.cli import ArgumentParser
 from mazerl.envs.batch import MazeBatch, MazeVectorEnv
 from mazerl.envs.maze_env import MazeEnv
 from mazerl.envs.spec import MazeSpec
@@ -535,7 +535,7 @@ def table(results: list[dict]) -> str:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(prog="mazerl-bench", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="mazerl-bench", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="under a minute: fewer repeats")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: all cores)")
     ap.add_argument(

@@ -1,5 +1,6 @@
 """Command-line entry points: a user error is one line on stderr and exit code 2."""
 
+import argparse
 import contextlib
 import functools
 import logging
@@ -9,7 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-from mazerl.core.errors import UserError
+from mazerl.core.errors import UserError, nearest
 
 F = TypeVar("F", bound=Callable)
 
@@ -51,3 +52,25 @@ class BelowLevel(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         return record.levelno < self.level
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """`argparse.ArgumentParser` whose user errors are one line, `error: <prog>: <message>`,
+    and exit 2, as every other user error; an unknown option names the nearest ones."""
+
+    def error(self, message: str) -> None:
+        if message.startswith("unrecognized arguments: "):
+            close = nearest(message.split(": ", 1)[1].split()[0], sorted(set(self._options())))
+            message += f"; did you mean {' or '.join(close)}?" if close else ""
+        print(f"error: {self.prog}: {message}", file=sys.stderr)
+        sys.exit(2)
+
+    def _options(self) -> list[str]:
+        """Every option string of this parser and its subcommands'."""
+        found = []
+        for action in self._actions:
+            found += action.option_strings
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    found += sub._options()
+        return found
