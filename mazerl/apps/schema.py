@@ -44,7 +44,7 @@ class Rule:
 
     ok: Callable[[Any], bool]
     allowed: str | Callable[[], str]
-    section: Callable[[Any], type] | None = None
+    section: Callable[[Any], type] | None = None  # a section: its schema, from the node
 
     def check(self, key: str, value: Any) -> None:
         if not self.ok(value):
@@ -426,7 +426,7 @@ class CategoricalConfig:
     sim: SimConfig = field(default_factory=SimConfig)
     algo: AlgoConfig = field(default_factory=AlgoConfig)
     focal: FocalConfig = field(default_factory=FocalConfig)
-    compare_base: bool = True  # also simulate gamma = 0 for the comparison plot
+    compare_base: bool = True
     threads: int = 0
 
 
