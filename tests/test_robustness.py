@@ -363,3 +363,23 @@ def test_a_job_waiting_for_the_base_evaluation_says_so_once_with_the_lock_path(t
         fcntl.flock(held, fcntl.LOCK_UN)
     waiter.join(10)
     assert done[0].results == {"id": {"pass@1": 0.25}} and len(logged) == 1
+
+
+def test_checkpoints_written_before_the_new_settings_still_resume(tmp_path):
+    """A study's checkpoint from before `train.stop_on_zero_advantage` existed and while
+    `checkpoint` was a training key resumes under today's config (a re-launch finds it)."""
+    from hydra import compose, initialize_config_dir
+
+    from mazerl.core.config import to_container
+    from mazerl.core.errors import CheckpointError
+    from mazerl.train.run_state import check_same_run
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        now = to_container(compose("config", overrides=["experiment=maze_group_sweep"]))
+    saved = {**now, "checkpoint": None, "train": dict(now["train"])}
+    del saved["train"]["stop_on_zero_advantage"]
+    check_same_run(saved, now, tmp_path / "ckpt.pt")
+    saved["train"]["group_size"] = 16  # a real difference is still refused
+    with pytest.raises(CheckpointError, match=r"differs in train\.group_size"):
+        check_same_run(saved, now, tmp_path / "ckpt.pt")

@@ -23,6 +23,7 @@ RESUMABLE = {
         "resume",
         "log_every",
         "max_bad_steps",
+        "stop_on_zero_advantage",  # also absent from checkpoints older than the setting
     },
     "eval": None,
     "logger": None,
