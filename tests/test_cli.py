@@ -19,6 +19,7 @@ from mazerl.apps.schema import (
     register_configs,
 )
 from mazerl.core.config import CONF_DIR
+from mazerl.core.errors import ConfigError
 
 TRAIN, EVAL, CATEGORICAL = "mazerl.apps.train", "mazerl.apps.eval", "mazerl.apps.categorical"
 
@@ -203,3 +204,10 @@ def test_a_run_that_cannot_learn_stops_with_exit_2_when_asked(train):
 def test_mazerl_maze_mistakes_are_one_line_and_exit_2(tmp_path, args, line):
     out = run_app("mazerl.apps.maze", *args, cwd=tmp_path, timeout=60)
     assert (out.returncode, out.stderr) == (2, f"error: {line}\n")
+
+
+def test_help_with_an_unknown_option_names_the_options():
+    with pytest.raises(ConfigError) as e:
+        help_page("about", "config", ["policy=nope"])
+    options = "gru, transformer, transformer_paper"
+    assert str(e.value) == f"unknown option policy=nope (options: {options})"

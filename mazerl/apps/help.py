@@ -3,13 +3,15 @@ the config (so without importing torch or the schemas: it prints in a fraction o
 
 The page: what the app does (its module docstring), the config groups it picks from, then
 every key the app reads with its default and its one-line description. A `group=option` on
-the command line shows that option's keys (`mazerl-train --help policy=transformer`).
+the command line shows that option's keys (`mazerl-train --help policy=transformer`); a preset
+(`experiment=...`) is not applied here: `--cfg job` shows the config it composes.
 """
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from mazerl.apps.keys import DESCRIPTIONS
 from mazerl.core.config import CONF_DIR, groups
+from mazerl.core.errors import ConfigError
 
 FOOTER = (
     'Sweeps: add -m and comma-separated values (see README, "Sweeps"). The config composed '
@@ -19,7 +21,8 @@ FOOTER = (
 
 def defaults(config_name: str, argv: list[str]) -> dict:
     """The values the app starts from: each group's default option (or the option picked by a
-    `group=option` in `argv`), then the primary config's own values."""
+    `group=option` in `argv`; an unknown one is a `ConfigError`), then the primary config's
+    own values."""
     primary = OmegaConf.load(CONF_DIR / f"{config_name}.yaml")
     picked = dict(a.split("=", 1) for a in argv if "=" in a and not a.startswith(("+", "~")))
     values = {}
@@ -30,7 +33,11 @@ def defaults(config_name: str, argv: list[str]) -> dict:
         option = picked.get(group, option)
         if group.startswith("override ") or option is None or group == "experiment":
             continue
-        section = OmegaConf.load(CONF_DIR / group / f"{option}.yaml")
+        path = CONF_DIR / group / f"{option}.yaml"
+        if not path.is_file():
+            options = ", ".join(sorted(p.stem for p in path.parent.glob("*.yaml")))
+            raise ConfigError(f"unknown option {group}={option} (options: {options})")
+        section = OmegaConf.load(path)
         section.pop("defaults", None)
         values[group] = OmegaConf.to_container(section)
     own = OmegaConf.to_container(primary)

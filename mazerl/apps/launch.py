@@ -14,6 +14,8 @@ from typing import Any
 
 from omegaconf import DictConfig
 
+from mazerl.core.cli import exit_on_user_error
+
 
 def launch(task: Callable[[DictConfig], Any], config_name: str) -> None:
     """Run `task` as a Hydra app on the primary config `conf/<config_name>.yaml` (`--help`:
@@ -22,7 +24,8 @@ def launch(task: Callable[[DictConfig], Any], config_name: str) -> None:
     if "--help" in argv or "-h" in argv:
         from mazerl.apps.help import help_page
 
-        print(help_page(sys.modules[task.__module__].__doc__ or "", config_name, argv))
+        about = sys.modules[task.__module__].__doc__ or ""
+        print(exit_on_user_error(help_page)(about, config_name, argv))
         return
     import hydra
     from hydra.errors import ConfigCompositionException, OverrideParseException
