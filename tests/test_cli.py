@@ -30,6 +30,11 @@ MISTAKES = [
     (TRAIN, ["+train.group_sise=4"], f"unknown key train.group_sise; {GROUP_SIZE}"),
     (TRAIN, ["++gamma=0"], "unknown key gamma; did you mean focal.gamma?"),
     (TRAIN, ["train.group_sise=4"], f"unknown key train.group_sise; {GROUP_SIZE}"),
+    (
+        TRAIN,
+        ["+train.lr=1"],
+        "train.lr is already a setting: override it as train.lr=VALUE, without +",
+    ),
     (TRAIN, ["gamma=0"], "unknown key gamma; did you mean focal.gamma?"),
     (
         TRAIN,

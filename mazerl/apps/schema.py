@@ -591,6 +591,9 @@ def composition_error(e: Exception) -> str:
         return f"unknown option {group}={option}{hint} (options: {', '.join(e.options)})"
     if isinstance(e, OverrideParseException):
         return f"cannot parse {e.override!r}: {e.message.splitlines()[0]}"
+    if first.startswith("Could not append to config. An item is already at '"):
+        key = first.split("'")[1]
+        return f"{key} is already a setting: override it as {key}=VALUE, without +"
     if first.startswith("Ambiguous value for argument"):
         override = first.split("'", 1)[1].rsplit("'", 1)[0]
         return (
