@@ -175,9 +175,10 @@ def test_categorical_sweep_is_summarized(tmp_path):
 def compose_preset(name: str):
     from hydra import compose, initialize_config_dir
 
-    from mazerl.apps.categorical import CategoricalConfig  # noqa: F401 (registers the schema)
+    from mazerl.apps.schema import register_configs
     from mazerl.core.config import CONF_DIR
 
+    register_configs()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         return compose(
             config_name="categorical",
@@ -293,7 +294,7 @@ def test_paper_sweep_writes_fig2_and_regimes_table(tmp_path):
 
 
 def test_concentration_zone_and_curve_group_sizes():
-    from mazerl.apps.categorical import curve_group_sizes, zone
+    from mazerl.categorical.report import curve_group_sizes, zone
 
     m_ret = {2: 0.99, 8: 0.4, 16: 0.05, 32: 0.45, 64: 0.97}
     cells = {(n, 0.0): {"final": {"m_ret": v}} for n, v in m_ret.items()}

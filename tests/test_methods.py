@@ -592,21 +592,3 @@ def test_methods_preset_sweeps_every_method_on_the_study_evaluation():
     assert cfg.algo.name == "pkpo" and cfg.train.iterations == 10000
     sizes = {s.name: s.num_mazes for s in cfg.eval.sets}
     assert sizes == {"id": 1024, "ood_large": 512, "ood_dfs": 512}
-
-
-# ---------------------------------------------------------------- an unknown method
-
-
-def test_an_unknown_method_names_the_nearest():
-    from mazerl.core.cli import check_group_choices
-    from mazerl.core.errors import UserError
-
-    fine = ["algo=maxrl", "-m", "algo=grpo,pkpo", "hydra/launcher=joblib", "algo.loss=x"]
-    check_group_choices(CONF_DIR, [*fine, "experiment=null", "+maze=braid"])
-    with pytest.raises(UserError, match=r"^algo=maxr: Could not find 'algo/maxr'; nearest: "
-                       r"maxrl; the choices: cispo, clip_cov, "):  # fmt: skip
-        check_group_choices(CONF_DIR, ["algo=maxr"])
-    with pytest.raises(UserError, match=r"^algo=w_reinfroce: .*; nearest: w_reinforce; "):
-        check_group_choices(CONF_DIR, ["-m", "algo=grpo,w_reinfroce"])
-    with pytest.raises(UserError, match=r"^policy=nope: Could not find 'policy/nope'; the cho"):
-        check_group_choices(CONF_DIR, ["policy=nope"])

@@ -37,10 +37,10 @@ def test_smoke_sweep_lands_every_job(tmp_path, base_cache, launcher):
     assert out.returncode == 0, out.stderr[-3000:]
     jobs = sorted(p for p in sweep.iterdir() if p.is_dir())
     assert [j.name for j in jobs] == [  # the preset's sweep: N x gamma
-        "focal.gamma=0,train.group_size=4,train.iterations=3",
-        "focal.gamma=0,train.group_size=8,train.iterations=3",
-        "focal.gamma=0.5,train.group_size=4,train.iterations=3",
-        "focal.gamma=0.5,train.group_size=8,train.iterations=3",
+        "N4_g0.5_iterations3",
+        "N4_g0_iterations3",
+        "N8_g0.5_iterations3",
+        "N8_g0_iterations3",
     ]
     for job in jobs:
         m = json.loads((job / "metrics.json").read_text())
@@ -185,3 +185,50 @@ def test_group_size_axes_are_log_and_ticked_at_the_swept_sizes():
     ax.set(xlabel="group size N")  # later settings keep the ticks
     assert list(ax.get_xticks()) == [4, 8, 16]
     plt.close(fig)
+
+
+SUBDIRS = [  # (primary config, a job's overrides, its folder)
+    ("config", ["algo=grpo", "train.group_size=8", "focal.gamma=0.5", "seed=0"], "grpo_N8_g0.5_s0"),
+    ("config", ["seed=1", "train.iterations=300", "threads=1", "device=cpu"], "iterations300_s1"),
+    ("config", ["maze=braid", "focal.gamma=0", "train.group_size=16"], "braid_N16_g0"),
+    ("categorical", ["sim.group_size=4", "focal.gamma=1"], "N4_g1"),
+    # the presets with committed studies keep their folders, so a re-launch finds its jobs
+    (
+        "config",
+        ["experiment=maze_group_sweep", "train.group_size=8", "focal.gamma=0", "seed=0"],
+        "focal.gamma=0,seed=0,train.group_size=8",
+    ),
+    (
+        "config",
+        ["experiment=maze_transfer", "algo=dapo", "focal.gamma=0.5", "seed=2"],
+        "algo=dapo,focal.gamma=0.5,seed=2",
+    ),
+    (
+        "config",
+        ["experiment=rare_routes", "focal.gamma=0", "seed=0", "train.group_size=4"],
+        "focal.gamma=0,seed=0,train.group_size=4",
+    ),
+    (
+        "categorical",
+        ["experiment=paper_categorical", "focal.gamma=0", "sim.group_size=2"],
+        "focal.gamma=0,sim.group_size=2",
+    ),
+    (
+        "config",
+        ["experiment=maze_long", "train.group_size=8", "focal.gamma=0.5", "seed=0"],
+        "grpo_N8_g0.5_s0",  # maze_long names its own
+    ),
+]
+
+
+@pytest.mark.parametrize(("config", "overrides", "folder"), SUBDIRS)
+def test_sweep_job_folders_are_short_and_the_studies_keep_theirs(config, overrides, folder):
+    from hydra import compose, initialize_config_dir
+
+    from mazerl.apps.schema import register_configs
+    from mazerl.core.config import CONF_DIR
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose(config, overrides=overrides, return_hydra_config=True)
+    assert cfg.hydra.sweep.subdir == folder

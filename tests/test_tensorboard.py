@@ -14,6 +14,7 @@ from tensorboard.backend.event_processing import data_provider, plugin_event_mul
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from tensorboard.plugins import base_plugin
 from tensorboard.plugins.custom_scalar.custom_scalars_plugin import CustomScalarsPlugin
+from tensorboard.plugins.hparams import backend_context
 from tensorboard.plugins.hparams import metadata as hparams_metadata
 
 from mazerl.analysis.figures import final_pictures, plot_behaviour
@@ -56,20 +57,23 @@ def test_layout_puts_the_headline_first_and_every_headline_chart_has_data(run):
     run_dir, _ = run
     layout = read_layout(run_dir / "tb")
     titles = [c["title"] for c in layout["category"]]
-    assert titles[0] == "headline"
+    assert titles[:2] == ["headline", "headline: sampled pass@k and other k"]
     tags = set(scalars(run_dir))
     headline = {c["title"]: c["multiline"]["tag"] for c in layout["category"][0]["chart"]}
-    pass_k = headline["id: pass@k, k = 1, 8, 32 (sampled and exact)"]
-    shown = {t for t in tags if any(re.search(p, t) for p in pass_k)}
-    assert shown == {f"eval/id/{e}pass@{k}" for e in ("", "exact_") for k in (1, 8, 32)}
-    vs_base = headline["ood_dfs: pass@1 and pass@32 against the base model"]
-    shown = {t for t in tags if any(re.search(p, t) for p in vs_base)}
+    # one chart per metric, exact pass@1 and pass@n of each set first (n = 32 here)
+    assert list(headline)[:6] == [
+        f"{s}: exact pass@{k}" for s in ("id", "ood_large", "ood_dfs") for k in (1, 32)
+    ]
+    below = {c["title"]: c["multiline"]["tag"] for c in layout["category"][1]["chart"]}
+    assert "id: pass@8 (sampled)" in below and "id: exact pass@8" in below
+    for title, patterns in [*headline.items(), *below.items()]:  # one tag each, with data
+        assert len([t for t in tags if any(re.search(p, t) for p in patterns)]) == 1, title
+    vs_base = {c["title"]: c["multiline"]["tag"] for c in layout["category"][2]["chart"]}
+    shown = {t for t in tags if any(re.search(p, t) for p in vs_base["ood_dfs"])}
     assert shown == {"eval/ood_dfs/pass@1", "eval/ood_dfs/pass@32"} | {
         "eval_base/ood_dfs/pass@1",
         "eval_base/ood_dfs/pass@32",
     }
-    for title, patterns in headline.items():  # no empty chart in the headline
-        assert any(re.search(p, t) for p in patterns for t in tags), title
 
 
 def test_sections_base_lines_and_no_single_point_final_charts(run):
@@ -103,7 +107,10 @@ def test_hparams_tab_reads_the_last_value_of_logged_tags(run):
     assert start.hparams["gamma"].number_value == 0.5
     assert start.hparams["group_size"].number_value == 8
     metric_tags = [mi.name.tag for mi in experiment.metric_infos]
-    assert "eval/id/pass@32" in metric_tags and "train/reward_mean" in metric_tags
+    assert metric_tags == [
+        *(f"eval/{s}/exact_pass@{k}" for s in ("id", "ood_large", "ood_dfs") for k in (1, 32)),
+        "train/reward_mean",
+    ]
     tags, final = scalars(run_dir), metrics(run_dir)["final"]
     for tag in metric_tags:  # every metric is a logged scalar whose last value is final
         assert tag in tags, tag
@@ -186,8 +193,8 @@ def test_tb_tag_sections():
     )
     assert tb_tag("train/reward_mean") == "train/reward_mean"
     assert headline_ks(256) == [1, 8, 64, 256] and headline_ks(32) == [1, 8, 32]
-    assert next(iter(train_layout(["id"], 256))) == "headline"
-    assert "routes and tail misses" in train_layout(["id"], 256, routes=True)
+    assert next(iter(train_layout(["id"], 256, [1, 256]))) == "headline"
+    assert "routes and tail misses" in train_layout(["id"], 256, [1, 256], routes=True)
 
 
 def test_maze_show_png(tmp_path):
@@ -208,3 +215,47 @@ def test_summary_shows_the_final_behaviour_pictures(run):
     assert all(p.shape[2] >= 3 and max(p.shape[:2]) >= 256 for p in pictures.values())
     path = plot_behaviour(run_dir.parent, runs, swept_keys(runs))
     assert path == run_dir.parent / "behaviour.png" and path.stat().st_size > 10_000
+
+
+def test_a_sweep_in_tensorboard_one_line_per_run_short_names_swept_hparams(tmp_path, base_cache):
+    """A tiny 2-run sweep opened as TensorBoard opens it: run names from the swept keys, the
+    headline one chart per metric (one line per run), HParams with the swept keys and the
+    seed first and the headline metrics only."""
+    sweep = tmp_path / "sweep"
+    out = run_app(
+        "mazerl.apps.train", "-m", *FAST, f"hydra.sweep.dir={sweep}",
+        f"base.cache_dir={base_cache}", "train.iterations=2", "train.group_size=4",
+        "focal.gamma=0,0.5", "seed=0", cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    mux = plugin_event_multiplexer.EventMultiplexer()
+    mux.AddRunsFromDirectory(str(sweep))
+    mux.Reload()
+    assert sorted(mux.Runs()) == ["N4_g0.5_iterations2_s0/tb", "N4_g0_iterations2_s0/tb"]
+    ctx = base_plugin.TBContext(
+        logdir=str(sweep),
+        multiplexer=mux,
+        data_provider=data_provider.MultiplexerDataProvider(mux, str(sweep)),
+    )
+    request = context.RequestContext()
+    layout = json.loads(CustomScalarsPlugin(ctx).layout_impl(request, ""))
+    runs = ctx.data_provider.list_scalars(request, experiment_id="", plugin_name="scalars")
+    assert len(runs) == 2
+    for chart in layout["category"][0]["chart"]:  # each chart: one tag, in each run
+        for run, tags in runs.items():
+            hits = [t for t in tags if any(re.search(p, t) for p in chart["multiline"]["tag"])]
+            assert len(hits) == 1, (chart["title"], run, hits)
+    hparams = backend_context.Context(ctx)
+    experiment = hparams.experiment_from_metadata(
+        request, "", True, hparams.hparams_metadata(request, ""),
+        hparams.hparams_from_data_provider(request, "", None),
+    )  # fmt: skip
+    infos = [(h.name, h.differs) for h in experiment.hparam_infos]
+    assert infos[:4] == [
+        ("gamma", True), ("group_size", True), ("seed", True), ("train.iterations", True),
+    ]  # fmt: skip
+    assert ("algo", False) in infos
+    assert [m.name.tag for m in experiment.metric_infos][:2] == [
+        "eval/id/exact_pass@1",
+        "eval/id/exact_pass@32",
+    ]

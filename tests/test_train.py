@@ -3,7 +3,7 @@
 import math
 
 import pytest
-from conftest import metrics, run_app, scalars
+from conftest import metrics, scalars
 from hydra import compose, initialize_config_dir
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
@@ -172,21 +172,3 @@ def test_dapo_dynamic_sampling_keeps_only_mixed_groups(train, tmp_path):
     zero_adv = [v for _, v in tags["train/frac_zero_adv_groups"]]
     assert all(1 <= r <= 4 for r in rounds) and max(rounds) > 1  # refilling happened
     assert zero_adv == [0.0, 0.0, 0.0, 0.0]  # every kept group carries a learning signal
-
-
-@pytest.mark.parametrize("app", ["train", "eval", "categorical"])
-def test_help_page_lists_options_and_examples_without_schemas(app, tmp_path):
-    out = run_app(f"mazerl.apps.{app}", "--help", cwd=tmp_path, timeout=60)
-    assert out.returncode == 0, out.stderr
-    text = out.stdout
-    assert f"`mazerl-{app}`" in text and "powered by Hydra" not in text
-    assert sum(line.strip().startswith(f"mazerl-{app}") for line in text.splitlines()) >= 3
-    assert "schema" not in text
-    groups = dict(line.split(": ", 1) for line in text.splitlines() if ": " in line[:16])
-    # every method's config file, and nothing else (no schema)
-    methods = sorted(p.stem for p in (CONF_DIR / "algo").glob("*.yaml"))
-    assert groups["algo"] == ", ".join(methods) and {"grpo", "cispo"} <= set(methods)
-    assert "joblib" in groups["hydra/launcher"]
-    presets = groups["experiment"].split(", ")
-    assert ("paper_categorical" in presets) == (app == "categorical")
-    assert ("smoke" in presets) == (app != "categorical")

@@ -16,9 +16,7 @@ from omegaconf import OmegaConf, open_dict
 from omegaconf.errors import ConfigTypeError, ValidationError
 
 from mazerl.algos import AlgoConfig, policy_loss
-from mazerl.apps.categorical import CategoricalConfig
-from mazerl.apps.categorical import validate as validate_categorical
-from mazerl.apps.schema import RULES, Config, register_configs, validate
+from mazerl.apps.schema import RULES, CategoricalConfig, Config, register_configs, validate
 from mazerl.categorical.sim import SimConfig
 from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import ConfigError, UserError
@@ -114,8 +112,8 @@ BAD = [math.nan, math.inf, -math.inf, -1, 0, -1e9, 10**12, "", "nope", [], [0], 
 
 def test_every_numeric_field_refuses_nan_and_inf(composed):
     for app, cfg in composed.items():
-        check = validate_categorical if app == "categorical" else validate
-        check(cfg)  # the defaults are valid
+        schema = CategoricalConfig if app == "categorical" else Config
+        validate(cfg, schema)  # the defaults are valid
         for key in leaves(cfg):
             value = OmegaConf.select(cfg, key)
             if isinstance(value, bool) or not isinstance(value, int | float):
@@ -128,7 +126,7 @@ def test_every_numeric_field_refuses_nan_and_inf(composed):
                     continue
                 named = key.rsplit(".", 1)[0] if key.split(".")[-1].isdigit() else key
                 with pytest.raises(ConfigError, match=rf"^{re.escape(named)} must be .*{bad}"):
-                    check(c)
+                    validate(c, schema)
 
 
 @settings(
@@ -138,7 +136,7 @@ def test_every_numeric_field_refuses_nan_and_inf(composed):
 def test_a_drawn_bad_value_is_one_line_naming_the_key(composed, data):
     app = data.draw(st.sampled_from(sorted(composed)))
     cfg = composed[app].copy()
-    check = validate_categorical if app == "categorical" else validate
+    schema = CategoricalConfig if app == "categorical" else Config
     key = data.draw(st.sampled_from(sorted(leaves(cfg))))
     bad = data.draw(st.sampled_from(BAD))
     try:
@@ -147,7 +145,7 @@ def test_a_drawn_bad_value_is_one_line_naming_the_key(composed, data):
     except (ValidationError, ConfigTypeError):
         return  # refused by the schema's types (Hydra's message at composition)
     try:
-        check(cfg)
+        validate(cfg, schema)
     except UserError as e:
         message = str(e)
         assert "\n" not in message

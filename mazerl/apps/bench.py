@@ -10,7 +10,8 @@ Prints one JSON line per figure, then a table. Figures:
   7. skip_update       the update at 16 x 8 and 16 x 128 with 0, 50, 88% zero-advantage groups,
                        skipping them vs the full computation (ratio)
   8. compaction        generation at 128, 2,048, 16,384 rows, finished rows compacted vs not
-  9. long_run          (--long) iterations 1,001-1,500 of an N=8 sweep run, update skipping
+  9. help_s            whole-process `--help` of each Hydra app vs `python -c "import torch"`
+ 10. long_run          (--long) iterations 1,001-1,500 of an N=8 sweep run, update skipping
                        off vs on (minutes)
  10. trl_vs_mazerl     the same GRPO steps (same mazes, N, steps) with TRL's GRPOTrainer on a
                        Qwen2 of mazerl's transformer shape and with mazerl's own rollout and
@@ -23,7 +24,6 @@ taken from the maze's solution, so episodes have the length a good policy produc
 the weights (an untrained policy hits a wall after about two moves).
 """
 
-import argparse
 import json
 import os
 import subprocess
@@ -38,6 +38,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from mazerl.algos import AlgoConfig, FocalConfig, group_advantages, policy_loss
+from mazerl.core.cli import ArgumentParser
 from mazerl.envs.batch import MazeBatch, MazeVectorEnv
 from mazerl.envs.maze_env import MazeEnv
 from mazerl.envs.spec import MazeSpec
@@ -413,6 +414,27 @@ def smoke_sweep_figure() -> dict:
     return {"figure": "smoke_sweep_s", "jobs": 4, "seconds": wall, "ok": out.returncode == 0}
 
 
+def help_figure(app: str, repeats: int) -> dict:
+    """Whole-process seconds of `python -m mazerl.apps.<app> --help`, against the same for
+    `python -c "import torch"` (alternating, median of `repeats`): under 1x, help loads no
+    torch (target: under 2 s)."""
+    commands = {
+        "help": [sys.executable, "-m", f"mazerl.apps.{app}", "--help"],
+        "import_torch": [sys.executable, "-c", "import torch"],
+    }
+    times = {name: [] for name in commands}
+    for _ in range(repeats):
+        for name, command in commands.items():
+            t0 = time.perf_counter()
+            subprocess.run(command, capture_output=True, check=True)
+            times[name].append(time.perf_counter() - t0)
+    out = {"figure": "help_s", "app": app}
+    for name, ts in times.items():
+        out |= {f"{name}_s": float(np.median(ts)), f"{name}_min_s": min(ts)}
+    out["ratio_vs_import_torch"] = out["help_s"] / out["import_torch_s"]
+    return out
+
+
 def long_run_figure(first: int = 1000, last: int = 1500) -> dict:
     """Wall time of iterations `first`+1 .. `last` of one N=8 `maze_group_sweep` run (F-GRPO
     gamma 0.5, seed 0) with `train.skip_zero_advantage` false (the old update) and true, from
@@ -573,13 +595,18 @@ def table(results: list[dict]) -> str:
                 f"{r['ratio_range'][0]:.1f}-{r['ratio_range'][1]:.1f}; tokens/rollout "
                 f"{r['mazerl_tokens_per_rollout']:.1f} vs {r['trl_tokens_per_rollout']:.1f})"
             )
+        elif f == "help_s":
+            lines.append(
+                f"{'mazerl-' + r['app'] + ' --help':28s} {r['help_s']:.2f} s, import torch "
+                f"{r['import_torch_s']:.2f} s (x{r['ratio_vs_import_torch']:.2f})"
+            )
         elif f == "smoke_sweep_s":
             lines.append(f"{'smoke sweep (4 jobs)':28s} {r['seconds']:.1f} s (ok={r['ok']})")
     return "\n".join(lines)
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(prog="mazerl-bench", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="mazerl-bench", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="under a minute: fewer repeats")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: all cores)")
     ap.add_argument(
@@ -615,6 +642,8 @@ def main(argv=None) -> None:
         emit(compaction_figure(prompts, group, 1 if args.quick and group > 8 else 3))
     emit(iteration_figure(2 if args.quick else 5))
     emit(flops_figure(1 if args.quick else 3))
+    for app in ("train", "eval", "categorical"):
+        emit(help_figure(app, 3 if args.quick else 5))
     emit(smoke_sweep_figure())
     emit(trl_figure())
     if args.long:

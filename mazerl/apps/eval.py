@@ -10,49 +10,55 @@ distribution); the `eval` section comes from this command, so `eval.n`, `eval.se
 the run's base model) into this command's Hydra run dir.
 """
 
-import time
 from pathlib import Path
 
-import hydra
-from hydra.core.hydra_config import HydraConfig
-from omegaconf import DictConfig, OmegaConf
-from torch.utils.tensorboard import SummaryWriter
+from omegaconf import DictConfig
 
-from mazerl.apps.schema import register_configs, validate
-from mazerl.core import checkpoint
+from mazerl.apps.launch import launch
 from mazerl.core.cli import exit_on_user_error, no_run_dir_on_user_error
-from mazerl.core.config import CONF_DIR
-from mazerl.core.device import select_device, setup
-from mazerl.core.errors import CheckpointError, ConfigError
-from mazerl.core.files import write_json_atomic
-from mazerl.eval.evaluate import build_sets
-from mazerl.eval.runner import BaseEvaluation, evaluate_all, log_eval, strip_images
-from mazerl.train.sft import load_base
-
-register_configs()
 
 
 @exit_on_user_error
 def evaluate_checkpoint(cfg: DictConfig) -> dict:
     """Evaluate `cfg.checkpoint` into this command's run dir (removed again on a user error)."""
+    from hydra.core.hydra_config import HydraConfig
+
     with no_run_dir_on_user_error(Path(HydraConfig.get().runtime.output_dir)):
-        return _evaluate(cfg)
+        return _evaluate(cfg, Path(HydraConfig.get().runtime.output_dir))
 
 
-def _evaluate(cfg: DictConfig) -> dict:
+def _evaluate(cfg: DictConfig, out: Path) -> dict:
+    """The evaluation itself (torch and the evaluation code imported here: `--help` is fast)."""
+    import time
+
+    from omegaconf import OmegaConf
+    from torch.utils.tensorboard import SummaryWriter
+
+    from mazerl.apps.schema import Config, EvaluateConfig, validate
+    from mazerl.core import checkpoint
+    from mazerl.core.device import select_device, setup
+    from mazerl.core.errors import CheckpointError, ConfigError
+    from mazerl.core.files import write_json_atomic
+    from mazerl.eval.evaluate import build_sets
+    from mazerl.eval.runner import BaseEvaluation, evaluate_all, log_eval, strip_images
+    from mazerl.train.sft import load_base
+
+    validate(cfg, EvaluateConfig)
     if not cfg.checkpoint:
         raise ConfigError("checkpoint=PATH is required (a training checkpoint or a base.pt)")
     state = checkpoint.load(cfg.checkpoint)
     if "policy_state" not in state or "config" not in state:
         raise CheckpointError(f"checkpoint {cfg.checkpoint} is not a mazerl checkpoint")
     trained = OmegaConf.create(state["config"])
-    with_run = OmegaConf.merge(cfg, {"maze": trained.maze, "policy": trained.policy})
-    validate(with_run)
+    ours = {k: cfg[k] for k in ("eval", "seed", "device", "threads")}
+    with_run = OmegaConf.merge(
+        OmegaConf.structured(Config), {"maze": trained.maze, "policy": trained.policy}, ours
+    )
+    validate(with_run)  # this command's evaluation sets on the checkpoint's mazes
     device = select_device(cfg.device)
     setup(cfg.seed, cfg.threads, device)
     policy, _ = load_base(cfg.checkpoint, state["policy_config"], device)
     sets = build_sets(with_run.maze, with_run.eval)
-    out = Path(HydraConfig.get().runtime.output_dir)
     t0 = time.time()
     results = evaluate_all(policy, sets, with_run, device, cfg.eval.n, 0, images=cfg.eval.images)
     base = {}
@@ -80,9 +86,8 @@ def _evaluate(cfg: DictConfig) -> dict:
     return flat
 
 
-@hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
-def main(cfg: DictConfig) -> None:
-    evaluate_checkpoint(cfg)
+def main() -> None:
+    launch(evaluate_checkpoint, "evaluate")
 
 
 if __name__ == "__main__":

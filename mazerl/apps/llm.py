@@ -23,7 +23,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from mazerl.core.cli import exit_on_user_error
+from mazerl.core.cli import ArgumentParser, exit_on_user_error
 from mazerl.core.errors import UserError
 
 EXTRA = ("transformers", "trl", "datasets")
@@ -38,7 +38,7 @@ def require_extra() -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mazerl-llm", description=__doc__.split("\n")[0])
+    parser = ArgumentParser(prog="mazerl-llm", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
     export = sub.add_parser("export", help="mazes -> a JSONL or Parquet dataset")

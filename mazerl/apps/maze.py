@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mazerl.core.cli import exit_on_user_error
+from mazerl.core.cli import ArgumentParser, exit_on_user_error
 from mazerl.core.errors import ConfigError, LayoutError
 from mazerl.envs import generators, layouts
 from mazerl.envs.maze import MOVE_NAMES, Maze, replay
@@ -50,7 +50,7 @@ def _spec_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mazerl-maze", description=__doc__.split("\n")[0])
+    parser = ArgumentParser(prog="mazerl-maze", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     show = sub.add_parser("show", help="print a maze and its solution")
     _spec_arguments(show)

@@ -3,23 +3,30 @@
 The YAML files under `conf/` hold values; these dataclasses hold the schema, so a misspelt
 key or a wrong type fails at start-up naming the key. Beside each dataclass, its `RULES` table
 holds every field's valid values (a test checks that no field lacks one); `validate` walks the
-config with these tables, then checks the few constraints between fields, before any work
-starts, and raises `ConfigError` naming the key, the value and what is allowed.
+config with these tables, refusing any key the schema lacks (`+key=value`, a stray YAML key),
+then checks the few constraints between fields, before any work starts, and raises
+`ConfigError` naming the key, the value and what is allowed. What each field means is one
+line in `mazerl.apps.keys.DESCRIPTIONS` (a test checks that every field has one).
+`composition_error` words Hydra's own errors (at composition) the same way.
 """
 
-import importlib
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
+from hydra.errors import MissingConfigException, OverrideParseException
 from omegaconf import MISSING, DictConfig, ListConfig, OmegaConf
+from omegaconf.errors import ConfigAttributeError, ConfigKeyError, ValidationError
 
 from mazerl.algos import ADVANTAGES, AGGREGATIONS, POLICY_LOSSES, REWARD_TRANSFORMS, check_algo
 from mazerl.algos.objective import AlgoConfig, FocalConfig
+from mazerl.categorical.sim import OPTIMIZERS, SimConfig
 from mazerl.core.config import register_resolvers
-from mazerl.core.errors import ConfigError, UserError
+from mazerl.core.errors import ConfigError, UserError, nearest
 from mazerl.core.registry import Registry
 from mazerl.envs.generators import GENERATORS, MAX_CELLS, MIN_CELLS, PLACEMENTS
 from mazerl.envs.spec import eval_set_spec, maze_spec
@@ -135,10 +142,10 @@ class MazeConfig:
     generator: str = "prim"
     start_goal: str = "corners"
     layout: str | None = None
-    allow_revisits: bool = False  # true: the released MaxRL reward (detours allowed)
-    routes: int = 1  # exactly this many simple start-goal routes (> 1: braid mazes)
-    route_lengths: str = "equal"  # braid: "equal" or "short_common" route lengths
-    pool_size: int = 0  # 0: fresh mazes every iteration; N: a fixed pool of N training mazes
+    allow_revisits: bool = False
+    routes: int = 1
+    route_lengths: str = "equal"
+    pool_size: int = 0
 
 
 MAZE_RULES = {
@@ -158,27 +165,28 @@ MAZE_RULES = {
 @dataclass
 class TrainConfig:
     iterations: int = 300
-    num_prompts: int = 32  # mazes per iteration (the paper: 256)
-    group_size: int = 8  # rollouts per maze, N (the paper: 4 ... 128)
+    num_prompts: int = 32
+    group_size: int = 8
     lr: float = 1e-4
     weight_decay: float = 0.0
     betas: tuple[float, float] = (0.9, 0.999)
-    warmup: int = 0  # iterations of linear learning-rate warm-up
-    schedule: str = "constant"  # constant | cosine
-    ppo_epochs: int = 1  # passes over each batch (1 + 1 minibatch: fully on-policy)
-    minibatches: int = 1  # optimizer steps per pass, split by prompt
+    warmup: int = 0
+    schedule: str = "constant"
+    ppo_epochs: int = 1
+    minibatches: int = 1
     grad_clip: float = 1.0
     temperature: float = 1.0
     top_p: float = 1.0
-    budget: str = "steps"  # steps: fixed iterations | rollouts: iterations * N constant
-    budget_reference_group_size: int = 8  # with budget=rollouts: N at which iterations apply
-    eval_every: int = 50  # 0: only at the end
+    budget: str = "steps"
+    budget_reference_group_size: int = 8
+    eval_every: int = 50
     checkpoint_every: int = 50
     keep_checkpoints: int = 2
-    resume: bool = True  # continue from the run dir's last checkpoint if there is one
-    max_bad_steps: int = 5  # stop after this many non-finite steps in a row
-    skip_zero_advantage: bool = True  # update: skip groups with all-zero advantages (exact)
-    log_every: int = 10  # plain log lines when not on a terminal
+    resume: bool = True
+    max_bad_steps: int = 5
+    skip_zero_advantage: bool = True
+    stop_on_zero_advantage: bool = False
+    log_every: int = 10
 
 
 TRAIN_RULES = {
@@ -207,6 +215,7 @@ TRAIN_RULES = {
     "max_bad_steps": COUNT,
     "log_every": COUNT,
     "skip_zero_advantage": FLAG,
+    "stop_on_zero_advantage": FLAG,
 }
 
 
@@ -214,17 +223,17 @@ TRAIN_RULES = {
 class BaseConfig:
     """The base policy: supervised training on solver demonstrations (SFT), cached."""
 
-    path: str | None = None  # use this base checkpoint instead of training one
-    steps: int = 1500  # the paper: 1,500 steps, batch 32, AdamW lr 5e-4
+    path: str | None = None
+    steps: int = 1500
     batch_size: int = 32
     lr: float = 5e-4
-    noise: float = 0.0  # per-step mistake rate of the demonstrating solver
-    target_pass1: float | None = 0.3  # stop once the probe pass@1 reaches this (null: never)
+    noise: float = 0.0
+    target_pass1: float | None = 0.3
     probe_every: int = 50
     probe_mazes: int = 64
     probe_samples: int = 8
-    seed: int = 0  # the base model does not depend on the run seed
-    cache_dir: str | None = None  # null: $MAZERL_CACHE, else ./outputs/base_models
+    seed: int = 0
+    cache_dir: str | None = None
 
 
 BASE_RULES = {
@@ -245,11 +254,11 @@ BASE_RULES = {
 @dataclass
 class EvalSetConfig:
     name: str = MISSING
-    size_delta: int = 0  # cells added to the training maze size (OOD: larger mazes)
-    generator: str | None = None  # null: the training generator
+    size_delta: int = 0
+    generator: str | None = None
     start_goal: str | None = None
-    num_mazes: int = 64  # generated sets; a layout set is its whole collection
-    layout: str | None = None  # a layout collection (name, file, directory or glob) to use
+    num_mazes: int = 64
+    layout: str | None = None
 
 
 EVAL_SET_RULES = {
@@ -271,16 +280,16 @@ class EvalConfig:
             EvalSetConfig("ood_dfs", generator="dfs"),
         ]
     )
-    n: int = 256  # samples per maze at the final evaluation
-    n_during: int = 32  # samples per maze at intermediate evaluations (exact metrics always)
-    ks: list[int] = field(default_factory=list)  # empty: 1, 2, 4, ..., n
+    n: int = 256
+    n_during: int = 32
+    ks: list[int] = field(default_factory=list)
     exact_ks: list[int] = field(default_factory=lambda: [1, 8, 64, 128, 256, 1024, 2048])
-    sampled_mazes: int | None = None  # sampled pass@k on the first this many mazes of a set
+    sampled_mazes: int | None = None
     temperature: float = 1.0
-    seed: int = 1234  # evaluation mazes are fixed by this seed, the same for every run
-    batch_rollouts: int = 16384  # rollouts generated at once
-    images: int = 4  # evaluation mazes per set drawn with sampled paths into TensorBoard
-    images_every: int | None = None  # steps between pictures (null: every evaluation)
+    seed: int = 1234
+    batch_rollouts: int = 16384
+    images: int = 4
+    images_every: int | None = None
 
 
 def section(schema: type | Callable[[Any], type]) -> Rule:
@@ -316,8 +325,8 @@ EVAL_RULES = {
 
 @dataclass
 class LoggerConfig:
-    flush_secs: int = 30  # TensorBoard writes its events at least this often
-    progress: str = "auto"  # auto (tqdm on a terminal, log lines otherwise) | bar | lines | off
+    flush_secs: int = 30
+    progress: str = "auto"
 
 
 LOGGER_RULES = {"flush_secs": COUNT, "progress": one_of("auto", "bar", "lines", "off")}
@@ -334,9 +343,20 @@ class Config:
     eval: EvalConfig = field(default_factory=EvalConfig)
     logger: LoggerConfig = field(default_factory=LoggerConfig)
     seed: int = 0
-    device: str = "auto"  # auto | cpu | cuda | cuda:N
-    threads: int = 0  # torch threads; 0: from the launcher (see runtime.job_threads)
-    checkpoint: str | None = None  # mazerl-eval: the checkpoint to evaluate
+    device: str = "auto"
+    threads: int = 0
+
+
+@dataclass
+class EvaluateConfig:
+    """`mazerl-eval`'s settings: the checkpoint and how to evaluate it (its maze and policy
+    configs come from the checkpoint)."""
+
+    checkpoint: str | None = None
+    eval: EvalConfig = field(default_factory=EvalConfig)
+    seed: int = 0
+    device: str = "auto"
+    threads: int = 0
 
 
 def _device_ok(v) -> bool:
@@ -363,7 +383,13 @@ CONFIG_RULES = {
     "seed": SEED,
     "device": Rule(_device_ok, "auto, cpu, cuda or cuda:N"),
     "threads": NATURAL,
+}
+EVALUATE_RULES = {
     "checkpoint": optional(TEXT),
+    "eval": section(EvalConfig),
+    "seed": SEED,
+    "device": CONFIG_RULES["device"],
+    "threads": NATURAL,
 }
 
 ALGO_RULES = {
@@ -398,10 +424,69 @@ TRANSFORMER_RULES = {
     "pos2d": FLAG,
 }
 
-# every schema dataclass -> its rules; a new schema registers its table here (or, as the
-# categorical app does, adds it from its own module)
+
+@dataclass
+class CategoricalConfig:
+    sim: SimConfig = field(default_factory=SimConfig)
+    algo: AlgoConfig = field(default_factory=AlgoConfig)
+    focal: FocalConfig = field(default_factory=FocalConfig)
+    compare_base: bool = True
+    threads: int = 0
+
+
+SIM_RULES = {
+    "num_actions": number(2, integer=True),
+    "num_correct": COUNT,
+    "num_rare": NATURAL,
+    "anchor_logit": number(),
+    "correct_logit": number(),
+    "rare_logit": number(),
+    "incorrect_logit": number(),
+    "reward_correct": number(),
+    "reward_wrong": number(),
+    "group_size": number(2, integer=True),
+    "steps": COUNT,
+    "lr": POSITIVE,
+    "optimizer": one_of(*OPTIMIZERS),
+    "replicas": COUNT,
+    "forget_fraction": number(0, 1),
+    "log_every": COUNT,
+    "seed": SEED,
+}
+CATEGORICAL_RULES = {
+    "sim": section(SimConfig),
+    "algo": section(AlgoConfig),
+    "focal": section(FocalConfig),
+    "compare_base": FLAG,
+    "threads": NATURAL,
+}
+
+
+def _sim_between(s, prefix: str) -> None:
+    need(
+        s.num_correct < s.num_actions,
+        f"{prefix}num_correct",
+        f"< {prefix}num_actions={s.num_actions}",
+        s.num_correct,
+    )
+    need(
+        s.num_rare < s.num_correct,
+        f"{prefix}num_rare",
+        f"< {prefix}num_correct={s.num_correct}",
+        s.num_rare,
+    )
+    need(
+        s.reward_correct > s.reward_wrong,
+        f"{prefix}reward_correct",
+        f"> {prefix}reward_wrong={s.reward_wrong}",
+        s.reward_correct,
+    )
+
+
+# every schema dataclass -> its rules; a new schema registers its table here
 RULES: dict[type, dict[str, Rule]] = {
     Config: CONFIG_RULES,
+    EvaluateConfig: EVALUATE_RULES,
     MazeConfig: MAZE_RULES,
     TrainConfig: TRAIN_RULES,
     BaseConfig: BASE_RULES,
@@ -413,6 +498,8 @@ RULES: dict[type, dict[str, Rule]] = {
     PolicyConfig: POLICY_RULES,
     GruConfig: GRU_RULES,
     TransformerConfig: TRANSFORMER_RULES,
+    SimConfig: SIM_RULES,
+    CategoricalConfig: CATEGORICAL_RULES,
 }
 
 
@@ -420,11 +507,10 @@ def register_configs() -> None:
     """Register the schemas under `schema/` (so no schema shows among a group's options) and
     the resolvers the configs use."""
     register_resolvers()
-    if not OmegaConf.has_resolver("mazerl_about"):
-        OmegaConf.register_new_resolver("mazerl_about", about)
     cs = ConfigStore.instance()
     schemas = {
         "config": Config,
+        "evaluate": EvaluateConfig,
         "policy/gru": GruConfig,
         "policy/transformer": TransformerConfig,
         "algo": AlgoConfig,
@@ -433,15 +519,11 @@ def register_configs() -> None:
         "eval": EvalConfig,
         "logger": LoggerConfig,
         "maze": MazeConfig,
+        "categorical": CategoricalConfig,
     }
     for path, node in schemas.items():
         group, _, name = f"schema/{path}".rpartition("/")
         cs.store(group=group, name=name, node=node)
-
-
-def about(app: str) -> str:
-    """The help page's header: the docstring of the app module `mazerl.apps.<app>`."""
-    return (importlib.import_module(f"mazerl.apps.{app}").__doc__ or "").strip() + "\n"
 
 
 # ---- walking a config with the rules
@@ -455,7 +537,8 @@ def need(ok: bool, key: str, allowed: str, value: Any) -> None:
 
 def check_section(schema: type, node, prefix: str = "") -> None:
     """Check every field of the section `node` (keys start with `prefix`) with `RULES[schema]`,
-    then the sections below it, then `CONSTRAINTS[schema]` (between fields)."""
+    and the sections below it; then refuse a key `schema` lacks; then `CONSTRAINTS[schema]`
+    (between fields)."""
     rules = RULES[schema]
     for f in fields(schema):
         key, value, rule = f"{prefix}{f.name}", node[f.name], rules[f.name]
@@ -467,8 +550,83 @@ def check_section(schema: type, node, prefix: str = "") -> None:
                 check_section(rule.section(item), item, f"{key}.{i}.")
         else:
             check_section(rule.section(value), value, f"{key}.")
+    names = {f.name for f in fields(schema)}
+    for name in node:
+        if name not in names:  # added with +key or ++key, or a YAML key nothing reads
+            raise unknown_key(f"{prefix}{name}", prefix, node)
     for constraint in CONSTRAINTS.get(schema, ()):
         constraint(node, prefix)
+
+
+def unknown_key(key: str, prefix: str, node) -> ConfigError:
+    """The error for `key`, which the section `node` (its keys start with `prefix`) does not
+    have: it names the nearest settings of that section."""
+    below = OmegaConf.to_container(node, resolve=False) if OmegaConf.is_config(node) else node
+    keys = [k for k in _dotted(below, prefix) if k != key and not k.startswith("hydra.")]
+    close = nearest(key, keys)
+    if close:
+        return ConfigError(f"unknown key {key}; did you mean {' or '.join(close)}?")
+    here = sorted(k for k in below if k != key.removeprefix(prefix) and k != "hydra")
+    return ConfigError(f"unknown key {key}; the keys here: {', '.join(here)}")
+
+
+def _dotted(tree: dict, prefix: str) -> list[str]:
+    """The dotted keys of the leaves of a nested dict (a list is one leaf)."""
+    keys = []
+    for k, v in tree.items():
+        keys += _dotted(v, f"{prefix}{k}.") if isinstance(v, dict) and v else [f"{prefix}{k}"]
+    return keys
+
+
+# OmegaConf's names of the types it could not convert a command-line value to
+TYPE_WORDS = {"Integer": "an integer", "Float": "a number", "Boolean": "true or false"}
+
+
+def composition_error(e: Exception) -> str:
+    """Hydra's error for a command line it cannot compose (an unknown key or option, a value
+    of the wrong type, a sweep without -m, a syntax error) as one line naming the key and the
+    nearest valid keys or options, or what the setting accepts."""
+    cause = e.__cause__
+    first = str(e).splitlines()[0]
+    if isinstance(e, MissingConfigException) and e.missing_cfg_file and e.options:
+        group, _, option = e.missing_cfg_file.rpartition("/")
+        close = nearest(option, list(e.options))
+        hint = f"; did you mean {' or '.join(f'{group}={c}' for c in close)}?" if close else ""
+        return f"unknown option {group}={option}{hint} (options: {', '.join(e.options)})"
+    if isinstance(e, OverrideParseException):
+        return f"cannot parse {e.override!r}: {e.message.splitlines()[0]}"
+    if first.startswith("Could not append to config. An item is already at '"):
+        key = first.split("'")[1]
+        return f"{key} is already a setting: override it as {key}=VALUE, without +"
+    if first.startswith("Ambiguous value for argument"):
+        override = first.split("'", 1)[1].rsplit("'", 1)[0]
+        return (
+            f"{override} gives several values: add -m to sweep over them, or write a list as "
+            "key=[a,b] or a string as key='a,b'"
+        )
+    if isinstance(cause, ConfigAttributeError | ConfigKeyError) and cause.parent_node is not None:
+        overridden = first.split("'")[1] if first.startswith("Could not override '") else ""
+        key = re.sub(r"\[(\d+)\]", r".\1", cause.full_key)
+        prefix = key.rpartition(".")[0] + "." if "." in key else ""  # of the node
+        if overridden.startswith(f"{key}."):  # a section this app does not have
+            key = overridden
+        elif overridden and not key.startswith(overridden):  # a key in a list of sections
+            key, prefix = f"{overridden}[].{key}", f"{overridden}[]."
+        return str(unknown_key(key, prefix, cause.parent_node))
+    if isinstance(cause, ValidationError) and cause.full_key:
+        key = re.sub(r"\[(\d+)\]", r".\1", cause.full_key)
+        value = first.split("=", 1)[1] if first.startswith("Error merging override") else "?"
+        rule = RULES.get(cause.object_type, {}).get(cause.key)
+        found = re.search(r"converted to (\w+)", str(cause))
+        kind = TYPE_WORDS.get(found.group(1), "") if found else ""
+        if rule is not None:
+            words = rule.allowed if isinstance(rule.allowed, str) else rule.allowed()
+            if kind and not words.startswith(("a ", "an ", "true")):
+                words = f"{kind} {words}"
+            return f"{key} must be {words}, got {value}"
+        return f"{key}: {str(cause).splitlines()[0]}"
+    detail = f": {str(cause).splitlines()[0]}" if cause is not None else ""
+    return first + detail
 
 
 def _train_between(t, prefix: str) -> None:
@@ -502,9 +660,12 @@ def _transformer_between(p, prefix: str) -> None:
 
 
 def _config_between(cfg, prefix: str) -> None:
-    """The method on groups of `train.group_size` (`check_algo`), the maze distributions
-    themselves (layout files load here: file:line:col errors) and CUDA's presence."""
+    """The method on groups of `train.group_size` (`check_algo`), the base checkpoint's
+    presence, the maze distributions themselves (layout files load here: file:line:col
+    errors) and CUDA's presence."""
     check_algo(AlgoConfig(**cfg.algo), cfg.train.group_size)
+    path = cfg.base.path
+    need(path is None or Path(path).expanduser().is_file(), "base.path", "an existing file", path)
     try:
         _ = maze_spec(cfg.maze).grid_shape  # a layout file is read and checked here
     except ConfigError as e:
@@ -522,16 +683,23 @@ def _config_between(cfg, prefix: str) -> None:
             raise ConfigError(f"device={cfg.device} requested but CUDA is not available here")
 
 
+def _categorical_between(c, prefix: str) -> None:
+    """The method on groups of `sim.group_size` (`check_algo`)."""
+    check_algo(AlgoConfig(**c.algo), c.sim.group_size)
+
+
 # constraints between the fields of one section, run after each field's own rule
 CONSTRAINTS: dict[type, list[Callable[[Any, str], None]]] = {
     TrainConfig: [_train_between],
     EvalConfig: [_eval_between],
     TransformerConfig: [_transformer_between],
+    SimConfig: [_sim_between],
+    CategoricalConfig: [_categorical_between],
     Config: [_config_between],
 }
 
 
-def validate(cfg: DictConfig) -> None:
+def validate(cfg: DictConfig, schema: type = Config) -> None:
     """Check every value a user can get wrong, before any work starts: each field with its
     rule (`RULES`), then the constraints between fields (`CONSTRAINTS`)."""
-    check_section(Config, cfg)
+    check_section(schema, cfg)

@@ -7,15 +7,14 @@ where they match). The markdown is also printed. The work is `mazerl.analysis`, 
 notebook can import directly.
 """
 
-import argparse
 from pathlib import Path
 
-from mazerl.core.cli import exit_on_user_error
+from mazerl.core.cli import ArgumentParser, exit_on_user_error
 
 
 @exit_on_user_error
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="mazerl-summarize", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="mazerl-summarize", description=__doc__.split("\n")[0])
     ap.add_argument("sweep_dir", type=Path, nargs="+")
     ap.add_argument("--out", type=Path, help="where the summary goes (needed with several dirs)")
     args = ap.parse_args(argv)

@@ -10,31 +10,30 @@ Hydra run dir.
 
 from pathlib import Path
 
-import hydra
-from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from mazerl.apps.schema import register_configs, validate
-from mazerl.core.cli import checks_group_choices, exit_on_user_error, no_run_dir_on_user_error
-from mazerl.core.config import CONF_DIR
-from mazerl.train.loop import train
-
-register_configs()
+from mazerl.apps.launch import launch
+from mazerl.core.cli import exit_on_user_error, no_run_dir_on_user_error
 
 
 @exit_on_user_error
-def run(cfg: DictConfig) -> dict:
+def run(cfg: DictConfig) -> float:
+    """One training run in Hydra's run dir; returns the final ID pass@1 (a sweeper's
+    objective). The loop is imported here, so `--help` does not load torch."""
+    from hydra.core.hydra_config import HydraConfig
+
+    from mazerl.apps.schema import validate
+    from mazerl.train.loop import train
+
     out = Path(HydraConfig.get().runtime.output_dir)
     with no_run_dir_on_user_error(out):
         validate(cfg)
-        return train(cfg, out)
-
-
-@checks_group_choices(CONF_DIR)
-@hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
-def main(cfg: DictConfig) -> float:
-    final = run(cfg)
+        final = train(cfg, out)
     return final.get("eval/id/pass@1", float("nan")) if final else float("nan")
+
+
+def main() -> None:
+    launch(run, "config")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Command-line entry points: a user error is one line on stderr and exit code 2."""
 
+import argparse
 import contextlib
-import difflib
 import functools
 import logging
 import shutil
@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-from mazerl.core.errors import UserError
+from mazerl.core.errors import UserError, nearest
 
 F = TypeVar("F", bound=Callable)
 
@@ -27,48 +27,6 @@ def exit_on_user_error(fn: F) -> F:
             sys.exit(2)
 
     return wrapper  # type: ignore[return-value]
-
-
-def check_group_choices(conf_dir: Path, argv: list[str]) -> None:
-    """Raise `UserError` for a command-line choice of a config group that has no config file
-    (`algo=maxr`, also within a sweep `algo=grpo,maxr`), naming the nearest choices and all
-    of them; Hydra itself reports this in many lines. Other arguments are left to Hydra."""
-    for arg in argv:
-        key, sep, value = arg.lstrip("+").partition("=")
-        group = conf_dir / key
-        if not sep or "." in key or "/" in key or "(" in value or not group.is_dir():
-            continue
-        names = sorted(p.stem for p in group.glob("*.yaml"))
-        for choice in value.split(","):
-            if choice in names or choice == "null":
-                continue
-            near = difflib.get_close_matches(choice, names, n=3)
-            hint = f"; nearest: {', '.join(near)}" if near else ""
-            raise UserError(
-                f"{key}={choice}: Could not find '{key}/{choice}'{hint}; the choices: "
-                f"{', '.join(names)}"
-            )
-
-
-def checks_group_choices(conf_dir: Path) -> Callable[[F], F]:
-    """Wrap a Hydra entry point (called without arguments from the command line): an unknown
-    config group choice on the command line (`check_group_choices`) is `error: <message>`
-    on stderr and exit 2, before Hydra composes the config."""
-
-    def wrap(main: F) -> F:
-        @functools.wraps(main)
-        def wrapper(*args, **kwargs):
-            if not args and not kwargs:
-                try:
-                    check_group_choices(conf_dir, sys.argv[1:])
-                except UserError as e:
-                    print(f"error: {e}", file=sys.stderr)
-                    sys.exit(2)
-            return main(*args, **kwargs)
-
-        return wrapper  # type: ignore[return-value]
-
-    return wrap
 
 
 @contextlib.contextmanager
@@ -94,3 +52,25 @@ class BelowLevel(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         return record.levelno < self.level
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """`argparse.ArgumentParser` whose user errors are one line, `error: <prog>: <message>`,
+    and exit 2, as every other user error; an unknown option names the nearest ones."""
+
+    def error(self, message: str) -> None:
+        if message.startswith("unrecognized arguments: "):
+            close = nearest(message.split(": ", 1)[1].split()[0], sorted(set(self._options())))
+            message += f"; did you mean {' or '.join(close)}?" if close else ""
+        print(f"error: {self.prog}: {message}", file=sys.stderr)
+        sys.exit(2)
+
+    def _options(self) -> list[str]:
+        """Every option string of this parser and its subcommands'."""
+        found = []
+        for action in self._actions:
+            found += action.option_strings
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    found += sub._options()
+        return found

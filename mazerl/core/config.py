@@ -1,5 +1,7 @@
 """Where the Hydra configs live and how resolved configs are turned into plain data."""
 
+import hashlib
+import re
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
@@ -14,16 +16,46 @@ def to_container(cfg: DictConfig) -> dict:
 
 
 def dirname(overrides: str) -> str:
-    """A job folder name from `hydra.job.override_dirname` (path separators replaced)."""
+    """A job folder name from `hydra.job.override_dirname` (path separators replaced): the
+    names of the study presets' folders, `focal.gamma=0,seed=0,train.group_size=8`."""
     return overrides.replace("/", "_").replace("\\", "_")[:200] or "default"
 
 
+# the letter of an often swept key in a run name; a group's option stands for itself and any
+# other key for its last part (`maze.size=6`: size6)
+LETTERS = {"train.group_size": "N", "sim.group_size": "N", "focal.gamma": "g", "seed": "s"}
+
+
+def run_name(overrides: list[str], excluded: list[str]) -> str:
+    """A short, readable job folder (and TensorBoard run) name from a job's overrides
+    (`hydra.overrides.task`) without the `excluded` keys: `algo=grpo train.group_size=8
+    focal.gamma=0.5 seed=0` -> `grpo_N8_g0.5_s0`. Group options first, then N and g, the
+    other keys by name, the seed last; an unreadably long name keeps 60 characters and a hash
+    of the overrides."""
+    parts = []
+    for override in overrides:
+        key, _, value = override.lstrip("+~").partition("=")
+        if key in excluded:
+            continue
+        value = re.sub(r"[^A-Za-z0-9.+-]+", "-", value).strip("-")
+        group = "." not in key and (CONF_DIR / key).is_dir()
+        rank = 0 if group else 3 if key == "seed" else 1 if key in LETTERS else 2
+        word = value if group else LETTERS.get(key, key.rsplit(".")[-1]) + value
+        parts.append((rank, list(LETTERS).index(key) if key in LETTERS else 0, key, word))
+    name = "_".join(part[-1] for part in sorted(parts)) or "default"
+    if len(name) > 80:
+        digest = hashlib.sha1(",".join(sorted(overrides)).encode()).hexdigest()[:8]
+        name = f"{name[:60]}_{digest}"
+    return name
+
+
 def register_resolvers() -> None:
-    """`${mazerl_dirname:...}` (sweep job folders) and `${mazerl_groups:CONFIG}` (help pages)."""
+    """`${mazerl_run_name:...}` (new sweeps' job folders) and `${mazerl_dirname:...}` (the
+    study presets' folders, kept so their sweeps find their jobs again)."""
     if not OmegaConf.has_resolver("mazerl_dirname"):
         OmegaConf.register_new_resolver("mazerl_dirname", dirname)
-    if not OmegaConf.has_resolver("mazerl_groups"):
-        OmegaConf.register_new_resolver("mazerl_groups", groups)
+    if not OmegaConf.has_resolver("mazerl_run_name"):
+        OmegaConf.register_new_resolver("mazerl_run_name", run_name)
 
 
 def groups(config_name: str) -> str:
@@ -40,7 +72,7 @@ def groups(config_name: str) -> str:
             found = [f for f in found if _sections(CONF_DIR / name / f"{f}.yaml") <= keys]
         if name == "hydra/launcher":  # Hydra's own and the plugins' launchers
             found = sorted({"basic", "joblib", *found})
-        if found and not name.startswith("hydra/help"):
+        if found:
             lines.append(f"{name}: {', '.join(found)}")
     return "\n".join(lines)
 

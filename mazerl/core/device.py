@@ -1,7 +1,10 @@
 """Process set-up shared by the entry points: device, threads, determinism."""
 
+import contextlib
 import os
+import platform
 import random
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -55,3 +58,16 @@ def setup(seed: int, threads: int, device: torch.device) -> int:
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     torch.use_deterministic_algorithms(True, warn_only=device.type == "cuda")
     return threads
+
+
+def cpu_info() -> dict[str, str]:
+    """The CPU's model name (from /proc/cpuinfo; the platform's processor string elsewhere)
+    and its vector capability as torch reports it (`DEFAULT`, `AVX2`, `AVX512`, ...): the
+    kernels torch picks, so results repeat on the same kind of CPU and thread count only."""
+    model = platform.processor() or "unknown"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return {"cpu": model, "cpu_capability": torch.backends.cpu.get_cpu_capability()}

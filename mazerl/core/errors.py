@@ -1,5 +1,7 @@
 """Errors a user can cause. Entry points print them as one line and exit non-zero."""
 
+import difflib
+
 
 class UserError(Exception):
     """Base class for errors caused by user input (configs, layout files, paths)."""
@@ -21,3 +23,17 @@ class LayoutError(UserError, ValueError):
 
 class CheckpointError(UserError, ValueError):
     """A checkpoint path is missing or does not match the policy."""
+
+
+def nearest(word: str, choices: list[str], n: int = 3) -> list[str]:
+    """Up to `n` of `choices` closest to `word`, best first (those nearly as close as the best):
+    a dotted key is compared whole and by its last part, so `gamma` finds `focal.gamma`."""
+
+    def score(choice: str) -> float:
+        whole = difflib.SequenceMatcher(None, word, choice).ratio()
+        last = difflib.SequenceMatcher(None, word.rsplit(".")[-1], choice.rsplit(".")[-1])
+        return max(whole, last.ratio())
+
+    ranked = sorted(choices, key=score, reverse=True)
+    best = score(ranked[0]) if ranked else 0.0
+    return [c for c in ranked[:n] if score(c) >= max(0.6, best - 0.1)]

@@ -10,6 +10,8 @@ headline values at every evaluation step, so a chart can hold both as lines.
 
 import re
 
+from omegaconf import OmegaConf
+from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
 from torch.utils.tensorboard import SummaryWriter
 from torch.utils.tensorboard.summary import hparams as hparams_summary
 
@@ -41,30 +43,41 @@ def _multiline(*patterns: str) -> list:
     return ["Multiline", list(patterns)]
 
 
-def train_layout(sets: list[str], n: int, routes: bool = False) -> dict:
+def train_layout(sets: list[str], n: int, exact_ks, routes: bool = False) -> dict:
     """`SummaryWriter.add_custom_scalars` layout of a maze run: `{category: {title: chart}}`,
-    categories in display order. Tags are regular expressions (TensorBoard's Multiline)."""
-    ks, big = headline_ks(n), max(headline_ks(n))
+    categories in display order. Tags are regular expressions (TensorBoard's Multiline).
+
+    The headline has one chart per metric, so a sweep opened together shows one line per
+    run: per set the exact pass@1 and the exact pass@k at the largest headline k (pass@n),
+    then the training reward, zero-advantage fraction and focal weight. The sampled values
+    and the other k follow in a category of their own, equally one metric per chart."""
+    ks = headline_ks(n)
+    exact = [k for k in ks if k in exact_ks]
+    top = [k for k in (1, max(exact, default=1)) if k in exact]  # exact pass@1 and pass@n
     s_any = _any(sets)
-    headline = {
-        f"{s}: pass@k, k = {', '.join(map(str, ks))} (sampled and exact)": _multiline(
-            rf"^eval/{re.escape(s)}/(exact_)?pass@{_any(ks)}$"
-        )
-        for s in sets
-    }
+
+    def chart(s: str, metric: str) -> list:
+        return _multiline(rf"^eval/{re.escape(s)}/{re.escape(metric)}$")
+
+    headline = {f"{s}: exact pass@{k}": chart(s, f"exact_pass@{k}") for s in sets for k in top}
     headline |= {
-        f"{s}: pass@1 and pass@{big} against the base model": _multiline(
-            rf"^eval(_base)?/{re.escape(s)}/pass@{_any((1, big))}$"
-        )
-        for s in sets
-    }
-    headline |= {
-        "train: reward and success rate": _multiline(r"^train/(reward_mean|success_rate)$"),
+        "train: reward": _multiline(r"^train/reward_mean$"),
         "train: fraction of zero-advantage groups": _multiline(r"^train/frac_zero_adv_groups$"),
         "train: mean focal weight": _multiline(r"^train/focal_weight_mean$"),
     }
+    below = {f"{s}: pass@{k} (sampled)": chart(s, f"pass@{k}") for s in sets for k in ks}
+    below |= {
+        f"{s}: exact pass@{k}": chart(s, f"exact_pass@{k}")
+        for s in sets
+        for k in exact
+        if k not in top
+    }
     layout = {
         "headline": headline,
+        "headline: sampled pass@k and other k": below,
+        "pass@1 and pass@n against the base model": {
+            s: _multiline(rf"^eval(_base)?/{re.escape(s)}/pass@{_any((1, max(ks)))}$") for s in sets
+        },
         "pass@k against the base model (difference)": {
             s: _multiline(rf"^eval_vs_base/{re.escape(s)}/delta_(exact_)?pass@\d+$") for s in sets
         },
@@ -101,16 +114,74 @@ def categorical_layout() -> dict:
 
 
 def hparams_metrics(sets: list[str], n: int, exact_ks) -> list[str]:
-    """Tags of the final metrics shown in the HParams tab: per set the headline pass@k,
-    exact pass@k at those k, success rate; and the training reward and success rate."""
-    ks = headline_ks(n)
-    per_set = [f"pass@{k}" for k in ks] + [f"exact_pass@{k}" for k in ks if k in exact_ks]
-    tags = [f"eval/{s}/{metric}" for s in sets for metric in [*per_set, "success_rate"]]
-    return [*tags, "train/reward_mean", "train/success_rate"]
+    """Tags of the final metrics in the HParams tab, the headline only so they fit without
+    scrolling: per set the exact pass@1 and pass@n (sampled where not exact), then the
+    training reward."""
+    tags = []
+    for s in sets:
+        for k in sorted({1, n}):
+            tags.append(f"eval/{s}/{'exact_' if k in exact_ks else ''}pass@{k}")
+    return [*tags, "train/reward_mean"]
 
 
-def write_hparams(writer: SummaryWriter, hparams: dict, metric_tags: list[str]) -> None:
+# the HParams columns of a maze run (also `metrics.json`'s "hparams"): name -> config key
+RUN_HPARAMS = {
+    "algo": "algo.name",
+    "group_size": "train.group_size",
+    "gamma": "focal.gamma",
+    "maze_size": "maze.size",
+    "generator": "maze.generator",
+    "seed": "seed",
+    "policy": "policy.name",
+    "sees_position": "policy.sees_position",
+    "lr": "train.lr",
+    "num_prompts": "train.num_prompts",
+}
+
+
+def run_hparams(cfg) -> dict:
+    """The `RUN_HPARAMS` values of a run config."""
+    return {name: OmegaConf.select(cfg, key) for name, key in RUN_HPARAMS.items()}
+
+
+def job_overrides() -> list[str]:
+    """This Hydra job's own overrides (a sweep's values among them), without the keys its
+    folder name leaves out (`hydra.job.config.override_dirname.exclude_keys`); [] outside
+    Hydra."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        hydra = HydraConfig.get()
+    except ValueError:
+        return []
+    excluded = set(hydra.job.config.override_dirname.exclude_keys)
+    return [o for o in hydra.overrides.task if o.split("=")[0].lstrip("+~") not in excluded]
+
+
+def write_hparams(writer: SummaryWriter, hparams: dict, metric_tags: list[str], cfg=None) -> None:
     """The HParams tab entry of this run: `hparams` against the last value of each scalar
-    tag in `metric_tags` (tags the run already logs: no extra single-point charts)."""
-    for summary in hparams_summary(hparams, dict.fromkeys(metric_tags, 0.0)):
+    tag in `metric_tags` (tags the run already logs: no extra single-point charts).
+
+    With the run's config `cfg`, every key the job overrides (a sweep's keys) is a column
+    too (under its `hparams` name where it has one, the group's name for `group=option`),
+    and these and the seed are marked as differing, so TensorBoard lists them first."""
+    hparams, swept = dict(hparams), {"seed"} & set(hparams)
+    names = {key: name for name, key in RUN_HPARAMS.items()}
+    for override in job_overrides() if cfg is not None else []:
+        key = override.split("=")[0].lstrip("+")
+        section = OmegaConf.select(cfg, key)
+        value = override.split("=", 1)[1] if OmegaConf.is_config(section) else section
+        name = names.get(f"{key}.name" if OmegaConf.is_config(section) else key, key)
+        hparams.setdefault(name, value if isinstance(value, int | float | str) else str(value))
+        swept.add(name)
+    experiment, *session = hparams_summary(hparams, dict.fromkeys(metric_tags, 0.0))
+    data = experiment.value[0].metadata.plugin_data
+    parsed = HParamsPluginData.FromString(data.content)
+    infos = sorted(parsed.experiment.hparam_infos, key=lambda i: i.name not in swept)
+    for info in infos:
+        info.differs = info.name in swept
+    parsed.experiment.ClearField("hparam_infos")
+    parsed.experiment.hparam_infos.extend(infos)
+    data.content = parsed.SerializeToString()
+    for summary in (experiment, *session):
         writer.file_writer.add_summary(summary)

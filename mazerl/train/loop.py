@@ -19,17 +19,24 @@ from torch.utils.tensorboard import SummaryWriter
 
 from mazerl.algos import AlgoConfig, FocalConfig, group_advantages
 from mazerl.core.config import to_container
-from mazerl.core.device import select_device, setup
+from mazerl.core.device import cpu_info, select_device, setup
 from mazerl.core.errors import UserError
 from mazerl.core.files import write_json_atomic
 from mazerl.envs.spec import maze_spec
-from mazerl.eval.dashboard import headline_ks, hparams_metrics, train_layout, write_hparams
+from mazerl.eval.dashboard import (
+    headline_ks,
+    hparams_metrics,
+    run_hparams,
+    train_layout,
+    write_hparams,
+)
 from mazerl.eval.evaluate import excluded_keys
 from mazerl.eval.routes import route_tracking
 from mazerl.eval.runner import BaseEvaluation, cached_sets, evaluate_all, log_eval
 from mazerl.train.collect import TRAIN_BLOCK, TrainingMazes, collect, rollout_metrics
 from mazerl.train.progress import (
     Progress,
+    SignalCheck,
     StopSignal,
     config_summary,
     final_summary,
@@ -61,7 +68,9 @@ def train(cfg: DictConfig, out: Path) -> dict:
     threads = setup(cfg.seed, cfg.threads, device)
     algo, focal = AlgoConfig(**cfg.algo), FocalConfig(**cfg.focal)
     progress = Progress(progress_mode(cfg.logger), cfg.train.log_every)
-    progress.log(config_summary(cfg, out, device, threads))
+    cpu = cpu_info()
+    mazes = maze_spec(cfg.maze).describe()
+    progress.log(config_summary(cfg, out, device, threads, mazes, cpu))
 
     # ---- evaluation sets, the base policy (SFT, cached) and its evaluation
     sets = cached_sets(cfg.maze, cfg.eval, cache_root(cfg.base) / "eval_sets", progress.log)
@@ -105,12 +114,15 @@ def train(cfg: DictConfig, out: Path) -> dict:
     )
     if start == 0:
         writer.add_text("config", f"```yaml\n{OmegaConf.to_yaml(cfg, resolve=True)}\n```")
-        writer.add_custom_scalars(train_layout(names, cfg.eval.n, cfg.maze.routes > 1))
+        writer.add_custom_scalars(
+            train_layout(names, cfg.eval.n, cfg.eval.exact_ks, cfg.maze.routes > 1)
+        )
         log_eval(writer, base_eval.results, base_eval.results, 0, cfg.eval.images)
 
     scalar_log = ScalarLog(out / SCALARS_FILE, t.log_every, start, total)
     stop, bad_in_row, train_scalars = StopSignal(), 0, {}
     eval_pass1 = base_eval.scalars().get(f"eval/{sets[0].name}/pass@1", float("nan"))
+    signal_check = SignalCheck(start, total, f"{sets[0].name} pass@1 {eval_pass1:.3f}")
     progress.begin(start, total)
     try:
         for it in range(start, total):
@@ -125,6 +137,10 @@ def train(cfg: DictConfig, out: Path) -> dict:
 
             # ---- advantages: group-normalised rewards x focal weight
             advantages, group_metrics = group_advantages(rollouts.rewards_by_group, algo, focal)
+            if (message := signal_check.add(step, group_metrics)) is not None:
+                if t.stop_on_zero_advantage:
+                    raise TrainingError(f"{message}; stopping (train.stop_on_zero_advantage)")
+                progress.warn(f"warning: {message} (train.stop_on_zero_advantage=true stops)")
 
             # ---- update: clipped policy-gradient steps
             loss_metrics, skipped = update(
@@ -212,19 +228,8 @@ def train(cfg: DictConfig, out: Path) -> dict:
     )
     final = log_eval(writer, results, base_eval.results, total, cfg.eval.images)
     writer.add_scalar("time/eval_s", time.time() - t0, total)
-    hparams = {
-        "algo": algo.name,
-        "group_size": t.group_size,
-        "gamma": focal.gamma,
-        "maze_size": cfg.maze.size,
-        "generator": cfg.maze.generator,
-        "seed": cfg.seed,
-        "policy": cfg.policy.name,
-        "sees_position": cfg.policy.sees_position,
-        "lr": t.lr,
-        "num_prompts": t.num_prompts,
-    }
-    write_hparams(writer, hparams, hparams_metrics(names, cfg.eval.n, cfg.eval.exact_ks))
+    hparams = run_hparams(cfg)
+    write_hparams(writer, hparams, hparams_metrics(names, cfg.eval.n, cfg.eval.exact_ks), cfg)
     writer.close()
     metrics = {
         "final": final,
@@ -234,6 +239,7 @@ def train(cfg: DictConfig, out: Path) -> dict:
         "wall_time_s": state.elapsed(),
         "threads": threads,
         "device": str(device),
+        **cpu,
         "hparams": hparams,
     }
     write_json_atomic(metrics, out / "metrics.json")

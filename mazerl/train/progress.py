@@ -43,13 +43,18 @@ def progress_mode(logger_cfg) -> str:
     return logger_cfg.progress
 
 
-def config_summary(cfg, out, device, threads: int) -> str:
-    """One line naming the run: method, group size, mazes, policy, length, where it writes."""
+def config_summary(cfg, out, device, threads: int, mazes: str, cpu: dict[str, str]) -> str:
+    """One line naming the run: method, group size, the training mazes (`mazes`: what the
+    maze spec says it draws), policy, seed, where it runs (the CPU's model and vector
+    capability) and where it writes."""
     t, m = cfg.train, cfg.maze
+    extra = (f", {m.routes} routes" if m.routes > 1 else "") + (
+        f", a pool of {m.pool_size}" if m.pool_size else ""
+    )
     return (
         f"run {out}: {cfg.algo.name}, focal gamma {cfg.focal.gamma:g}, {t.num_prompts} mazes x "
-        f"{t.group_size} rollouts, {m.size}x{m.size} {m.generator} mazes, policy "
-        f"{cfg.policy.name}, seed {cfg.seed}, {device} with {threads} threads"
+        f"{t.group_size} rollouts, {mazes}{extra}, policy {cfg.policy.name}, seed {cfg.seed}, "
+        f"{device} with {threads} threads ({cpu['cpu']}, {cpu['cpu_capability']})"
     )
 
 
@@ -65,6 +70,40 @@ def final_summary(final: dict, base: dict, ks: list[int]) -> str:
         ]
         lines.append(f"  {s}: " + ", ".join(pairs))
     return "\n".join(lines)
+
+
+class SignalCheck:
+    """Can this run learn? A fresh run whose first `NO_SIGNAL_ITERATIONS` iterations (all of
+    them, in a shorter run) have no group with a non-zero advantage has a zero gradient: its
+    base model solves nothing (or everything) at this group size."""
+
+    ITERATIONS = 10
+
+    def __init__(self, start: int, total: int, base_pass1: str) -> None:
+        self.window = min(self.ITERATIONS, total) if start == 0 else 0
+        self.base_pass1, self.equal = base_pass1, []  # base_pass1: e.g. "id pass@1 0.000"
+
+    def add(self, step: int, metrics: dict) -> str | None:
+        """Record iteration `step`'s group metrics; after the window's last iteration, a
+        message saying why the run cannot learn and what to change, if no group had a signal."""
+        if step > self.window:
+            return None
+        if metrics["frac_zero_adv_groups"] == 1:
+            wrong, right = metrics["frac_all_wrong"], metrics["frac_all_correct"]
+            self.equal.append((float(wrong), float(right)))
+        if step < self.window or len(self.equal) < self.window:
+            return None
+        wrong, right = (sum(x) for x in zip(*self.equal, strict=True))
+        solves = "nothing" if wrong >= right else "every maze"
+        fix = (
+            "raise base.steps or train.group_size, or lower maze.size"
+            if wrong >= right
+            else "raise maze.size or lower base.steps"
+        )
+        return (
+            f"no group of the first {step} iterations had a non-zero advantage: the base model "
+            f"solves {solves} ({self.base_pass1}), so RL cannot learn; {fix}"
+        )
 
 
 class Progress:
@@ -98,13 +137,16 @@ class Progress:
     def update(
         self, step: int, reward: float, pass1: float, zero_adv: float, focal: float, seconds: float
     ) -> None:
+        """Show an iteration; the focal weight (a mean over groups with a non-zero advantage)
+        shows as n/a when there were none (`zero_adv` 1)."""
+        g = "n/a" if zero_adv == 1 else f"{focal:.2f}"
         self.bar.update(1)
-        self.bar.set_postfix(reward=f"{reward:.3f}", pass1=f"{pass1:.3f}", g=f"{focal:.2f}")
+        self.bar.set_postfix(reward=f"{reward:.3f}", pass1=f"{pass1:.3f}", g=g)
         if self.mode != "off" and (step % self.log_every == 0 or step == self.total):
             eta = (time.time() - self.t0) / (step - self.start) * (self.total - step)
             self.log(
                 f"iteration {step}/{self.total}  reward {reward:.3f}  eval pass@1 {pass1:.3f}  "
-                f"zero-adv groups {zero_adv:.2f}  focal g {focal:.2f}  {seconds:.2f}s/it  "
+                f"zero-adv groups {zero_adv:.2f}  focal g {g}  {seconds:.2f}s/it  "
                 f"eta {eta:.0f}s"
             )
 

@@ -23,12 +23,25 @@ RESUMABLE = {
         "resume",
         "log_every",
         "max_bad_steps",
+        "stop_on_zero_advantage",  # also absent from checkpoints older than the setting
     },
     "eval": None,
     "logger": None,
     "threads": None,
     "device": None,
     "base": {"cache_dir"},
+}
+
+
+# settings added after studies were checkpointed, with the value that reproduces the runs
+# written before them: a checkpoint without one resumes when the setting has that value
+ADDED = {
+    "algo": {
+        "advantage_kwargs": {},
+        "reward_transform": None,
+        "reward_transform_kwargs": {},
+        "entropy_coef": 0.0,
+    },
 }
 
 
@@ -64,11 +77,11 @@ def check_same_run(saved: dict, current: dict, path: Path) -> None:
             continue
         a, b = saved.get(key), current.get(key)
         if isinstance(a, dict) and isinstance(b, dict):
-            skip = RESUMABLE.get(key, set())
+            skip, added = RESUMABLE.get(key, set()), ADDED.get(key, {})
             diff += [
                 f"{key}.{k}"
                 for k in sorted(set(a) | set(b))
-                if k not in skip and a.get(k) != b.get(k)
+                if k not in skip and a.get(k, added.get(k)) != b.get(k)
             ]
         elif a != b:
             diff.append(key)

@@ -185,7 +185,10 @@ def obtain_base(
         pool = sorted({m.key for m in spec.collection})
         excluded = excluded - set(pool)
     if base_cfg.path:
-        policy, _ = load_base(base_cfg.path, cfg_parts["policy"], device)
+        try:
+            policy, _ = load_base(base_cfg.path, cfg_parts["policy"], device)
+        except CheckpointError as e:
+            raise CheckpointError(f"base.path: {e}") from None
         return policy, Path(base_cfg.path).expanduser().parent
     key_base = {k: v for k, v in cfg_parts["base"].items() if k not in ("path", "cache_dir")}
     # RL-only settings: the base model learns from perfect mazes of the same size
