@@ -17,7 +17,7 @@ from tensorboard.plugins.custom_scalar.custom_scalars_plugin import CustomScalar
 from tensorboard.plugins.hparams import backend_context
 from tensorboard.plugins.hparams import metadata as hparams_metadata
 
-from mazerl.analysis.figures import final_pictures, plot_behaviour
+from mazerl.analysis.figures import Output, final_pictures, plot_behaviour
 from mazerl.analysis.runs import find_runs, swept_keys
 from mazerl.envs.maze import Maze
 from mazerl.envs.render import END_MARKS, render_behaviour, visit_fraction
@@ -213,7 +213,7 @@ def test_summary_shows_the_final_behaviour_pictures(run):
     pictures = final_pictures(runs[0])
     assert sorted(pictures) == ["id", "ood_dfs", "ood_large"]
     assert all(p.shape[2] >= 3 and max(p.shape[:2]) >= 256 for p in pictures.values())
-    path = plot_behaviour(run_dir.parent, runs, swept_keys(runs))
+    path = plot_behaviour(Output(run_dir.parent, "test"), runs, swept_keys(runs))
     assert path == run_dir.parent / "behaviour.png" and path.stat().st_size > 10_000
 
 
