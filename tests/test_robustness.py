@@ -192,7 +192,7 @@ BAD_CONFIGS = [
     (["algo.loss=nope"], "algo.loss must be a registered policy loss (cispo, clip, "),
     (["algo.advantage=nope"], "algo.advantage must be a registered advantage estimator (drgrpo"),
     (["policy.name=nope"], "policy.name must be a registered policy (gru, transformer)"),
-    (["algo=nope"], "unknown option algo=nope (options: cispo, dapo, drgrpo, grpo, rloo)"),
+    (["algo=nope"], "unknown option algo=nope (options: cispo, clip_cov, dapo, drgrpo, "),
     (["policy=nope"], "unknown option policy=nope (options: gru, transformer, transformer_pap"),
     (["train.lrr=1"], "unknown key train.lrr; did you mean train.lr?"),
     (["train.iterations=many"], "train.iterations must be an integer >= 1, got many"),

@@ -110,6 +110,20 @@ def exact_route_masses(
     return logp.exp().double().numpy(), torch.isfinite(logp).numpy()
 
 
+def sampled_metrics(correct: np.ndarray, n: int, ks) -> dict[str, float]:
+    """Sampled metrics of `correct[m]` successes in n samples of each maze m: `pass@k` and
+    its standard error over mazes for every k of `ks` up to n (None: `default_ks(n)`),
+    `success_rate` and `coverage` (the share of mazes solved at least once)."""
+    out: dict = {}
+    for k in [k for k in (ks or default_ks(n)) if k <= n]:
+        per_maze = pass_at_k(np.full(len(correct), n), correct, k)
+        out[f"pass@{k}"] = float(per_maze.mean())
+        out[f"pass@{k}_se"] = standard_error(per_maze)
+    out["success_rate"] = float((correct / n).mean())
+    out["coverage"] = float((correct > 0).mean())
+    return out
+
+
 def mazes_hash(mazes: Sequence[Maze]) -> str:
     """16 hex digits naming an ordered list of mazes: runs whose evaluations carry the same
     hash were evaluated on the same mazes and can be compared maze by maze."""
@@ -199,13 +213,7 @@ def evaluate_set(
         device=device,
         images=images,
     )
-    out: dict = {}
-    for k in [k for k in (ks or default_ks(n)) if k <= n]:
-        per_maze = pass_at_k(np.full(len(sampled), n), correct, k)
-        out[f"pass@{k}"] = float(per_maze.mean())
-        out[f"pass@{k}_se"] = standard_error(per_maze)
-    out["success_rate"] = float((correct / n).mean())
-    out["coverage"] = float((correct > 0).mean())
+    out = sampled_metrics(correct, n, ks)
     per: dict = {"successes": correct.tolist(), "n": n, "exact_p": None}
     per["mazes_hash"] = mazes_hash(mazes)
     if not allow_revisits:

@@ -34,8 +34,8 @@ import torch
 from mazerl.core.errors import UserError
 from mazerl.core.files import write_json_atomic
 from mazerl.envs.maze import Maze
-from mazerl.eval.evaluate import EvalSet, mazes_hash
-from mazerl.eval.passk import default_ks, exact_pass_at_k, pass_at_k, standard_error
+from mazerl.eval.evaluate import EvalSet, mazes_hash, sampled_metrics
+from mazerl.eval.passk import exact_pass_at_k, standard_error
 from mazerl.llm.text import answer_prefix
 from mazerl.llm.verifier import judge
 
@@ -234,13 +234,7 @@ def evaluate_set(
         allow_revisits,
         batch_rollouts,
     )
-    out: dict = {}
-    for k in [k for k in (ks or default_ks(n)) if k <= n]:
-        per_maze = pass_at_k(np.full(len(sampled), n), correct, k)
-        out[f"pass@{k}"] = float(per_maze.mean())
-        out[f"pass@{k}_se"] = standard_error(per_maze)
-    out["success_rate"] = float((correct / n).mean())
-    out["coverage"] = float((correct > 0).mean())
+    out = sampled_metrics(correct, n, ks)
     out["noncanonical_success_rate"] = float((noncanonical / n).mean())
     out["noncanonical_success_rate_se"] = standard_error(noncanonical / n)
     per: dict = {"successes": correct.tolist(), "n": n, "exact_p": None}
