@@ -10,7 +10,7 @@ DESCRIPTIONS = {
     # ---- every app
     "seed": "random seed of the run (training mazes, sampling, initialisation)",
     "device": "auto | cpu | cuda | cuda:N",
-    "threads": "torch threads; 0: the cores divided by the launcher's parallel jobs",
+    "threads": "torch threads per run or job (1: fastest on a shared machine); 0: cores / jobs",
     # ---- mazerl-eval
     "checkpoint": "the checkpoint to evaluate (a training checkpoint or a base model's base.pt)",
     # ---- training mazes
