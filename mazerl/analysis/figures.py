@@ -28,6 +28,7 @@ from mazerl.analysis.tables import headline, logged_ks, paired_matrix, pairings,
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
 
 FIG6_KS = (1, 128, 1024, 2048)  # the paper's Fig. 6 panels
 N_KEYS = ("train.group_size", "sim.group_size")
@@ -184,6 +185,11 @@ def method_label(run: Run, keys: list[str], n_key: str | None) -> str:
 def method_order(name: str):
     """Sort key of method names: plain algorithms (the references) before focal variants."""
     return name.startswith("F-"), natural_key(name)
+
+
+def group_size(run: Run) -> int:
+    """The run's group size N (0 where its config has none)."""
+    return int((run.config.get("train") or {}).get("group_size") or 0)
 
 
 def run_label(run: Run, keys: list[str]) -> str:
@@ -503,7 +509,7 @@ def plot_gap(dest: Output, runs: list[Run], cols: list[str]) -> Path | None:
     metrics = trend_metrics([r for _, p in entries for pair in p for r in pair], s)
     if not entries or not metrics:
         return None
-    ns = sorted({int(p[0][0].overrides.get(n_key, 0)) if n_key else 0 for _, p in entries})
+    ns = sorted({group_size(p[0][0]) for _, p in entries})
     methods = sorted({method_label(p[0][1], keys, n_key) for _, p in entries}, key=method_order)
     palette = colours(methods)
     fig, axes = plt.subplots(
@@ -511,7 +517,7 @@ def plot_gap(dest: Output, runs: list[Run], cols: list[str]) -> Path | None:
     )
     for _, pairs in entries:
         a, b = pairs[0]
-        n = int(a.overrides.get(n_key, 0)) if n_key else 0
+        n = group_size(a)
         method = method_label(b, keys, n_key)
         row = axes[ns.index(n)]
         steps = sorted(set.intersection(*(set(evaluations(r.path)) for p in pairs for r in p)))
@@ -536,9 +542,10 @@ def plot_gap(dest: Output, runs: list[Run], cols: list[str]) -> Path | None:
             metric = col.split("/")[2].replace("exact_", "exact ")
             ax.set_title(f"Δ {metric} ({s}), points" if i == 0 else "", fontsize=9)
             if j == 0:
-                ax.set_ylabel(f"N = {n}" if n_key else "difference")
+                ax.set_ylabel(f"N = {n}" if n else "difference")
             if i == len(ns) - 1:
                 ax.set_xlabel("step")
+                ax.xaxis.set_major_locator(MaxNLocator(6, integer=True))
     outside_legend(fig, axes)
     footer(fig, dest)
     return save_figure(fig, dest.folder / "gap.png")

@@ -344,7 +344,7 @@ class Config:
     logger: LoggerConfig = field(default_factory=LoggerConfig)
     seed: int = 0
     device: str = "auto"
-    threads: int = 0
+    threads: int = 1
 
 
 @dataclass
@@ -356,7 +356,7 @@ class EvaluateConfig:
     eval: EvalConfig = field(default_factory=EvalConfig)
     seed: int = 0
     device: str = "auto"
-    threads: int = 0
+    threads: int = 1
 
 
 def _device_ok(v) -> bool:
@@ -431,7 +431,7 @@ class CategoricalConfig:
     algo: AlgoConfig = field(default_factory=AlgoConfig)
     focal: FocalConfig = field(default_factory=FocalConfig)
     compare_base: bool = True
-    threads: int = 0
+    threads: int = 1
 
 
 SIM_RULES = {
