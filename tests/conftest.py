@@ -1,4 +1,5 @@
-"""Shared helpers: run the real command-line apps in subprocesses, read TensorBoard events."""
+"""Shared helpers: run the real command-line apps in subprocesses, read TensorBoard events,
+capture an update's gradients."""
 
 import json
 import os
@@ -7,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,3 +65,21 @@ def scalars(run_dir: Path) -> dict[str, list[tuple[int, float]]]:
 
 def metrics(run_dir: Path) -> dict:
     return json.loads((run_dir / "metrics.json").read_text())
+
+
+class GradCapture:
+    """An optimizer that records the gradient of each step instead of stepping."""
+
+    def __init__(self, params) -> None:
+        self.params, self.grads = list(params), []
+
+    def zero_grad(self, set_to_none=True) -> None:
+        for p in self.params:
+            p.grad = None
+
+    def step(self) -> None:
+        self.grads.append(
+            torch.cat(
+                [(torch.zeros_like(p) if p.grad is None else p.grad).flatten() for p in self.params]
+            )
+        )

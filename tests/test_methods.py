@@ -8,6 +8,7 @@ import math
 import pytest
 import torch
 import yaml
+from conftest import GradCapture
 
 from mazerl.algos import (
     ADVANTAGES,
@@ -332,21 +333,6 @@ def test_pkpo_method_is_the_transform_then_the_leave_one_out_baseline():
 # ---------------------------------------------------------------- entropy bonus
 
 
-class _GradCapture:
-    """An optimizer that records each step's gradient instead of stepping."""
-
-    def __init__(self, params) -> None:
-        self.params, self.grads = list(params), []
-
-    def zero_grad(self, set_to_none=True) -> None:
-        for p in self.params:
-            p.grad = None
-
-    def step(self) -> None:
-        grads = [torch.zeros_like(p) if p.grad is None else p.grad for p in self.params]
-        self.grads.append(torch.cat([g.flatten() for g in grads]))
-
-
 @pytest.fixture(scope="module")
 def rollouts():
     """4 mazes x 4 rollouts of a small GRU; the first two groups all-equal (0 and 1)."""
@@ -373,7 +359,7 @@ def _update(policy, r, algo, skip: bool):
     train_cfg = SimpleNamespace(ppo_epochs=1, minibatches=1, temperature=1.0, grad_clip=1e9,
                                 skip_zero_advantage=skip)  # fmt: skip
     adv, _ = group_advantages(r.rewards_by_group, algo, FocalConfig(gamma=0.0))
-    opt = _GradCapture(policy.parameters())
+    opt = GradCapture(policy.parameters())
     metrics, _ = update(policy, None, opt, r, adv.flatten(), algo, train_cfg, seed=0, it=0)
     return opt.grads[0], metrics
 

@@ -6,6 +6,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from conftest import GradCapture
 
 from mazerl.algos import (
     AGGREGATIONS,
@@ -22,24 +23,6 @@ from mazerl.rollout import generate
 from mazerl.train.update import update
 
 P, G = 16, 8
-
-
-class GradCapture:
-    """An optimizer that records the gradient of each step instead of stepping."""
-
-    def __init__(self, params) -> None:
-        self.params, self.grads = list(params), []
-
-    def zero_grad(self, set_to_none=True) -> None:
-        for p in self.params:
-            p.grad = None
-
-    def step(self) -> None:
-        self.grads.append(
-            torch.cat(
-                [(torch.zeros_like(p) if p.grad is None else p.grad).flatten() for p in self.params]
-            )
-        )
 
 
 def _train_cfg(skip: bool, minibatches: int = 1):
