@@ -575,6 +575,6 @@ def test_methods_preset_sweeps_every_method_on_the_study_evaluation():
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose("config", ["experiment=methods", "algo=pkpo", "train.group_size=8"])
     validate(cfg)
-    assert cfg.algo.name == "pkpo" and cfg.train.iterations == 10000
+    assert cfg.algo.name == "pkpo" and cfg.train.iterations == 15000
     sizes = {s.name: s.num_mazes for s in cfg.eval.sets}
     assert sizes == {"id": 1024, "ood_large": 512, "ood_dfs": 512}
