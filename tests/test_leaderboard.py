@@ -85,6 +85,28 @@ def test_leaderboard_rows_and_paired_differences_by_hand(tmp_path):
     assert (row["paired_seeds"], row["mazes"], row["converged"]) == ("3", "2", "yes")
 
 
+def test_focal_variants_are_compared_with_grpo_at_gamma_0(tmp_path):
+    sweep = board_sweep(tmp_path / "sweep")
+    for algo, shift in (("grpo", 0.3), ("maxrl", 0.1)):  # F-GRPO and MaxRL + focal
+        for seed in (0, 1, 2):
+            overrides = [f"algo={algo}", "focal.gamma=0.5", f"seed={seed}", "train.group_size=8"]
+            p = [x + shift for x in GRPO[seed]]
+            fake_run(sweep, f"{algo}_N8_g0.5_s{seed}", overrides, p, tb=False, rise=0.0)
+    rows = section(summarize(sweep), "### Leaderboard, id")
+    # +10 points over GRPO at gamma 0 on every seed and maze (-20 against F-GRPO)
+    assert line(rows, "| 8 | MaxRL + focal γ 0.5")[6] == "+10.0 [+10.0, +10.0]"
+    assert line(rows, "| 8 | F-GRPO γ 0.5")[6] == "+30.0 [+30.0, +30.0]"
+    runs = find_runs(sweep)
+    rows = measure(board_rows(runs), aggregate(runs)[0])
+    points = frontier_points(rows, "eval/id/exact_pass@256", "eval/id/exact_pass@1")
+    fig, axes = draw_frontier(points, "pass@256", "pass@1")
+    colour = {c.get_label(): c.lines[0].get_color() for c in axes[0][0].containers}
+    face = {c.get_label(): c.lines[0].get_markerfacecolor() for c in axes[0][0].containers}
+    assert colour["MaxRL + focal γ 0.5"] == colour["MaxRL"] != colour["F-GRPO γ 0.5"]
+    assert face["MaxRL + focal γ 0.5"] == "none" and face["MaxRL"] == colour["MaxRL"]
+    plt.close(fig)
+
+
 def test_a_partial_sweep_shows_what_finished_and_names_what_is_missing(tmp_path):
     grid = {"algo": "grpo,maxrl,pkpo", "focal.gamma": 0, "seed": "0,1,2",
             "train.group_size": "8,32"}  # fmt: skip

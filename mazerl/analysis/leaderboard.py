@@ -456,6 +456,7 @@ class Point:
 
     name: str
     kind: str
+    algo: str
     gamma: float
     x: float
     y: float
@@ -471,18 +472,16 @@ def frontier_points(rows: list[Row], x_col: str, y_col: str) -> dict[int, list[P
         if math.isfinite(x) and math.isfinite(y):
             half = [_interval(row.diffs.get(c), 1) for c in (x_col, y_col)]
             dx, dy = ((b[1] - b[0]) / 2 if b else math.nan for b in half)
-            out[row.n].append(Point(row.name, row.kind, row.gamma, x, y, dx, dy))
+            out[row.n].append(Point(row.name, row.kind, row.algo, row.gamma, x, y, dx, dy))
     return dict(out)
 
 
 def draw_frontier(points: dict[int, list[Point]], x_label: str, y_label: str):
     """One panel per N: each method at its seed means with its interval cross, GRPO a black
-    square with dotted lines through it, the base model a black star; a colour per method
+    square with dotted lines through it, the base model a black star; a colour per algorithm
     (its focal variant hollow, in the same colour). Returns the figure and its axes."""
     ns = sorted(points)
-    plain = sorted({p.name.split(" + focal γ")[0] for ps in points.values() for p in ps
-                    if p.kind == "method"}, key=method_order)  # fmt: skip
-    palette = colours(plain)
+    palette = colours(sorted({p.algo for ps in points.values() for p in ps if p.kind == "method"}))
     fig, axes = plt.subplots(1, len(ns), figsize=(max(6.5, 5.2 * len(ns)), 5.0), squeeze=False)
     for ax, n in zip(axes[0], ns, strict=True):
         for p in points[n]:
@@ -493,7 +492,7 @@ def draw_frontier(points: dict[int, list[Point]], x_label: str, y_label: str):
                 ax.axvline(p.x, color="k", ls=":", lw=0.8)
                 ax.axhline(p.y, color="k", ls=":", lw=0.8)
             else:
-                colour = palette[p.name.split(" + focal γ")[0]]
+                colour = palette[p.algo]
                 ax.errorbar(
                     p.x, p.y, xerr=None if math.isnan(p.dx) else p.dx,
                     yerr=None if math.isnan(p.dy) else p.dy, fmt="o", ms=6, capsize=2,
