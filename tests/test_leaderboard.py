@@ -126,6 +126,19 @@ def test_a_partial_sweep_shows_what_finished_and_names_what_is_missing(tmp_path)
     assert "- N = 32: none of its 9 runs finished (0 started)" in missing
 
 
+def test_methods_without_a_grpo_partner_say_so(tmp_path):
+    sweep = board_sweep(tmp_path / "sweep", seeds=(0, 1))
+    (sweep / "grpo_N8_g0_s1" / "metrics.json").unlink()
+    rows = section(summarize(sweep), "### Leaderboard, id")
+    maxrl = line(rows, "| 8 | MaxRL")  # paired on seed 0 only: shift 0.1, no interval
+    assert maxrl[2] == "2 (1 paired)" and maxrl[6:9] == [
+        "+10.0 (n/a)", "+0.0 (n/a)", "one paired seed: no interval"
+    ]  # fmt: skip
+    (sweep / "grpo_N8_g0_s0" / "metrics.json").unlink()
+    rows = section(summarize(sweep), "### Leaderboard, id")
+    assert line(rows, "| 8 | MaxRL")[6:9] == ["-", "-", "no GRPO run of its seeds finished"]
+
+
 def test_only_sweeps_of_three_or_more_methods_get_a_leaderboard(tmp_path):
     sweep = board_sweep(tmp_path / "two", algos=("grpo", "maxrl"))
     table = summarize(sweep)

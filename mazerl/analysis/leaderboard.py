@@ -122,10 +122,10 @@ def board_rows(runs: list[Run]) -> list[Row]:
 
 def board_columns(cols: list[str]) -> dict[str, list[str]]:
     """`{set: [its headline pass@k columns with k in BOARD_KS]}` (exact where logged), sets as
-    configured."""
-    heads = headline(cols)
+    configured; sets without any left out."""
+    heads = [c for c in headline(cols) if int(c.split("@")[1]) in BOARD_KS]
     out = {s: [c for c in heads if c.split("/")[1] == s] for s in sets_of(cols)}
-    return {s: [c for c in cs if int(c.split("@")[1]) in BOARD_KS] for s, cs in out.items()}
+    return {s: cs for s, cs in out.items() if cs}
 
 
 def route_columns(rows: list[Row], sets: list[str]) -> dict[str, list[str]]:
@@ -247,10 +247,10 @@ def board_markdown(rows: list[Row], cols: list[str]) -> list[str]:
     """One table per evaluation set (rows by N, then by ID pass@1), the routes tables on braid
     mazes, each with the count of its intervals."""
     boards = board_columns(cols)
-    if not rows or not any(boards.values()):
+    if not rows or not boards:
         return []
     first = "id" if "id" in boards else next(iter(boards))
-    rank = next(c for c in boards[first] if c.endswith("@1"))
+    rank = boards[first][0]  # pass@1 where logged
     family = rank.split("/")[2].split("@")[0].replace("_", " ")
     lines = [
         "## Leaderboard",
@@ -261,7 +261,7 @@ def board_markdown(rows: list[Row], cols: list[str]) -> list[str]:
         'interval (two-way seed x maze decomposition, as in "Paired differences"); reading: '
         'what the interval says ("< +X": below +X points with 95% confidence). converged: the '
         "method, GRPO and their difference all pass the slope rule on pass@1 and pass@256 of "
-        f"that set (see Convergence). Sorted by {first} pass@1 within each N.",
+        f"that set (see Convergence). Sorted by {first} {_metric(rank)} within each N.",
         "",
     ]
     order = ordered(rows, rank)
