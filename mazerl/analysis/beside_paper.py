@@ -109,12 +109,7 @@ def _percent(values: list[float]) -> str:
 
 
 def _gain(d) -> str:
-    if d is None:
-        return "-"
-    if not math.isfinite(d.se):
-        return f"{100 * d.mean:+.1f} (n/a)"
-    lo, hi = d.interval()
-    return f"{100 * d.mean:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]"
+    return "-" if d is None else d.text(100, 1)
 
 
 def _paper(n: int, gammas: list[float], k: int) -> str:

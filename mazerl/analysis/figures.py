@@ -164,16 +164,45 @@ ALGO_NAMES = {
     "cispo": "CISPO",
     "drgrpo": "Dr. GRPO",
     "rloo": "RLOO",
+}  # with the focal weight: "F-GRPO γ 0.5", as the focal paper names its variants
+METHOD_NAMES = {
+    "maxrl": "MaxRL",
+    "pkpo": "PKPO",
+    "passk": "Pass@k Training",
+    "w_reinforce": "W-REINFORCE",
+    "psr": "PSR",
+    "nsr": "NSR",
+    "grpo_entropy": "GRPO + entropy bonus",
+    "entropy_adv": "Entropy advantage shaping",
+    "clip_cov": "Clip-Cov",
+    "kl_cov": "KL-Cov",
+}  # with the focal weight: "MaxRL + focal γ 0.5"
+METHOD_PARAMETER = {  # algo -> (its config entry, the parameter, its symbol in the name)
+    "pkpo": ("reward_transform_kwargs", "k", "k"),
+    "passk": ("advantage_kwargs", "k", "k"),
+    "w_reinforce": ("advantage_kwargs", "positive_weight", "λ"),
 }
 
 
+def method_name(algo: str, gamma: float, config: dict | None = None) -> str:
+    """The method as papers name it: "GRPO", "F-GRPO γ 0.5", "MaxRL", "PKPO (k = 4)",
+    "MaxRL + focal γ 0.5"; the parameter in brackets read from a run's resolved `config`
+    (left out without one)."""
+    if algo in ALGO_NAMES:
+        return f"F-{ALGO_NAMES[algo]} γ {gamma:g}" if gamma else ALGO_NAMES[algo]
+    name = METHOD_NAMES.get(algo, algo)
+    entry, key, symbol = METHOD_PARAMETER.get(algo, ("", "", ""))
+    value = ((config or {}).get("algo") or {}).get(entry, {}).get(key) if entry else None
+    name += f" ({symbol} = {value:g})" if value is not None else ""
+    return f"{name} + focal γ {gamma:g}" if gamma else name
+
+
 def method_label(run: Run, keys: list[str], n_key: str | None) -> str:
-    """The method as a paper names it ("GRPO", "F-GRPO γ 0.5", "F-CISPO γ 1"), then the
-    other swept values except the group size and the seed ("key=value")."""
+    """The method as a paper names it (`method_name`), then the other swept values except
+    the group size and the seed ("key=value")."""
     algo = (run.config.get("algo") or {}).get("name", "")
-    name = ALGO_NAMES.get(algo, algo)
     gamma = float((run.config.get("focal") or {}).get("gamma", 0.0))
-    head = f"F-{name} γ {gamma:g}" if gamma else name
+    head = method_name(algo, gamma, run.config) if algo else ""
     rest = [
         f"{k}={run.overrides[k]}"
         for k in keys
@@ -183,8 +212,8 @@ def method_label(run: Run, keys: list[str], n_key: str | None) -> str:
 
 
 def method_order(name: str):
-    """Sort key of method names: plain algorithms (the references) before focal variants."""
-    return name.startswith("F-"), natural_key(name)
+    """Sort key of method names: plain methods (the references) before focal variants."""
+    return name.startswith("F-") or " + focal γ" in name, natural_key(name)
 
 
 def group_size(run: Run) -> int:

@@ -13,6 +13,15 @@ from mazerl.analysis.figures import (
     plot_maze,
     plot_routes,
 )
+from mazerl.analysis.leaderboard import (
+    board_markdown,
+    board_rows,
+    measure,
+    missing_markdown,
+    plot_board,
+    varies_methods,
+    write_board_csv,
+)
 from mazerl.analysis.runs import Run, find_runs
 from mazerl.analysis.tables import aggregate, markdown, paired_comparisons, write_csv
 from mazerl.core.errors import UserError
@@ -20,7 +29,9 @@ from mazerl.core.errors import UserError
 
 def summarize(*folders: Path, out: Path | None = None) -> str:
     """Write `summary.md`, `summary.csv` and the figures into `out` (default: the one folder
-    given) for every run under `folders`; returns the markdown. Runs of different folders
+    given) for every run under `folders`, and for a sweep of 3 or more methods (`algo`) the
+    leaderboard (`mazerl.analysis.leaderboard`: its section, leaderboard.csv and
+    leaderboard.png); returns the markdown. Runs of different folders
     with the same overrides are told apart by a `folder` key (never paired with each other)."""
     folders = tuple(Path(f) for f in folders)
     for folder in folders:
@@ -43,7 +54,10 @@ def summarize(*folders: Path, out: Path | None = None) -> str:
     for i, e in enumerate(paired):
         sets = {c.split("/")[1] for c in e["diffs"]}
         e["converged"] = {s: entry_settled(trends, i, e, s) for s in sets}
-    extra = table4_markdown(paired) + convergence_markdown(trends, paired)
+    maze = any(c.startswith("eval/") for c in cols)
+    board = measure(board_rows(runs), cols) if maze and varies_methods(runs) else []
+    extra = board_markdown(board, cols) + (missing_markdown(runs, board) if board else [])
+    extra += table4_markdown(paired) + convergence_markdown(trends, paired)
     if rows and lacking_training_data([r for r in runs if r.metrics is not None]):
         extra += [
             "These runs have no training scalars (train.csv, or TensorBoard events, which are "
@@ -54,8 +68,11 @@ def summarize(*folders: Path, out: Path | None = None) -> str:
     text = markdown(cols, rows, runs, paired, extra)
     (out / "summary.md").write_text(text)
     write_csv(out / "summary.csv", cols, rows, paired)
+    if board:
+        write_board_csv(out / "leaderboard.csv", board)
+        plot_board(dest, board, cols)
     if rows:
-        if any(c.startswith("eval/") for c in cols):
+        if maze:
             plot_maze(dest, runs, cols)
             if any(c.startswith("routes/") for c in cols):
                 plot_routes(dest, runs)

@@ -88,21 +88,27 @@ DISTINCT_SAMPLES = 256
 
 def expected_distinct_routes(path: Path) -> dict[str, float]:
     """`routes/<set>/expected_distinct@256` of a braid-maze run's final evaluation: the exact
-    expected number of distinct routes among 256 samples, sum over routes of
-    1 - (1 - q)^256 (q: the route's exact probability), averaged over the set's mazes."""
+    expected number of distinct routes among 256 samples (`distinct_routes_per_maze`),
+    averaged over the set's mazes."""
     evals = evaluations(path)
     final = evals[max(evals)] if evals else {}
     out = {}
     for set_name, ev in final.items():
         per = ev.get("per_maze") or {}
         if per.get("route_mass") is not None:
-            q = np.array(per["route_mass"], dtype=np.float64)  # [M, R]
-            valid = np.array(per["route_valid"], dtype=bool)  # [M, R]
-            seen = np.where(valid, 1 - np.power(1 - q, DISTINCT_SAMPLES), 0.0)  # [M, R]
             out[f"routes/{set_name}/expected_distinct@{DISTINCT_SAMPLES}"] = float(
-                seen.sum(1).mean()
+                distinct_routes_per_maze(per).mean()
             )
     return out
+
+
+def distinct_routes_per_maze(per_maze: dict) -> np.ndarray:
+    """`[M]` exact expected number of distinct routes among 256 samples of each maze: sum over
+    its valid routes of 1 - (1 - q)^256, q the route's exact probability (`per_maze` as an
+    evaluation saves it: `route_mass` and `route_valid`, each `[M, R]`)."""
+    q = np.array(per_maze["route_mass"], dtype=np.float64)  # [M, R]
+    valid = np.array(per_maze["route_valid"], dtype=bool)  # [M, R]
+    return np.where(valid, 1 - np.power(1 - q, DISTINCT_SAMPLES), 0.0).sum(1)
 
 
 def swept_keys(runs: list[Run]) -> list[str]:

@@ -34,11 +34,13 @@ class PairedDiff:
         half = stats.t.ppf(0.5 + level / 2, self.df) * self.se if self.se > 0 else 0.0
         return self.mean - half, self.mean + half
 
-    def text(self) -> str:
-        lo, hi = self.interval()
+    def text(self, scale: float = 1.0, digits: int = 3) -> str:
+        """ "+0.123 [+0.045, +0.201]": the mean and its 95% interval times `scale` (100: in
+        points), to `digits` decimals; "(n/a)" for the interval with one seed."""
+        lo, hi = (scale * x for x in self.interval())
         if not math.isfinite(lo):
-            return f"{self.mean:+.3f} (n/a)"
-        return f"{self.mean:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+            return f"{scale * self.mean:+.{digits}f} (n/a)"
+        return f"{scale * self.mean:+.{digits}f} [{lo:+.{digits}f}, {hi:+.{digits}f}]"
 
 
 def paired_difference(d: np.ndarray, strata: np.ndarray | None = None) -> PairedDiff:

@@ -110,7 +110,8 @@ def paired_matrix(pairs: list[tuple[Run, Run]], col: str, step: int | None = Non
     )  # fmt: skip
 
 
-def _same(value: str, reference: str) -> bool:
+def same_value(value: str, reference: str) -> bool:
+    """Two override values are the same: equal as numbers ("0" and "0.0"), else as text."""
     try:
         return float(value) == float(reference)
     except ValueError:
@@ -134,7 +135,7 @@ def pairings(runs: list[Run]) -> list[tuple[str, list[tuple[Run, Run]]]]:
         for rest in sorted(cells, key=lambda x: natural_key(",".join(x))):
             by_value = cells[rest]
             values = sorted(by_value, key=natural_key)
-            ref = next((v for v in values if _same(v, preferred)), values[0])
+            ref = next((v for v in values if same_value(v, preferred)), values[0])
             for value in values:
                 seeds = sorted(set(by_value[ref]) & set(by_value[value]), key=natural_key)
                 pairs = [(by_value[ref][s], by_value[value][s]) for s in seeds]

@@ -3,8 +3,9 @@
 Finds every run under each SWEEP_DIR (any folder with a `.hydra/` config, whatever the
 launcher), groups runs by the swept keys except `seed`, and writes `summary.md`, `summary.csv`
 and the figures into SWEEP_DIR (several folders: into `--out DIR`, runs paired across folders
-where they match). The markdown is also printed. The work is `mazerl.analysis`, which a
-notebook can import directly.
+where they match); a sweep of 3 or more methods (`algo`) adds the leaderboard
+(`leaderboard.csv`, `leaderboard.png`). The markdown is also printed. The work is
+`mazerl.analysis`, which a notebook can import directly.
 """
 
 from pathlib import Path

@@ -1,0 +1,525 @@
+"""The methods leaderboard (issue 28, `experiment=methods`): every method at every group size N
+with its exact pass@1 / pass@256 / pass@2048 on each evaluation set, its paired difference from
+GRPO (gamma 0, same N, seed and maze) with a 95% interval, and whether it has converged; the
+sharpening-versus-coverage frontier `leaderboard.png`; on braid mazes, the routes each method
+keeps. `summarize` adds it to a sweep that varies `algo` over `MIN_METHODS` or more values.
+
+    from mazerl.analysis import find_runs
+    from mazerl.analysis.leaderboard import board_rows, measure
+    from mazerl.analysis.tables import aggregate
+    runs = find_runs(Path("experiments/runs/methods"))
+    rows = measure(board_rows(runs), aggregate(runs)[0])  # Row.values, .diffs, .converged
+"""
+
+import csv
+import itertools
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from mazerl.analysis.convergence import difference_slope, group_slope, settled
+from mazerl.analysis.figures import (
+    N_KEYS,
+    Output,
+    colours,
+    footer,
+    group_size,
+    method_name,
+    method_order,
+    outside_legend,
+    plt,
+    save_figure,
+)
+from mazerl.analysis.paper import reading
+from mazerl.analysis.runs import (
+    DISTINCT_SAMPLES,
+    Run,
+    distinct_routes_per_maze,
+    evaluations,
+    natural_key,
+    swept_keys,
+)
+from mazerl.analysis.stats import PairedDiff, paired_difference
+from mazerl.analysis.tables import headline, paired_matrix, same_value, sets_of, table_head
+
+MIN_METHODS = 3  # distinct `algo` values that make a sweep a leaderboard
+BOARD_KS = (1, 256, 2048)  # pass@k columns
+DIFF_KS = (1, 256)  # pass@k compared with GRPO (and judged for convergence)
+REFERENCE = ("grpo", 0.0)  # (algo, focal gamma) every method is compared with
+ROUTE_METRICS = (f"expected_distinct@{DISTINCT_SAMPLES}", "rare_mass")
+METHOD_KEYS = ("algo", "focal.gamma", *N_KEYS, "seed")  # any other swept key splits rows
+FRONTIER_NOTE = (
+    "crosses: 95% interval of the paired difference from GRPO (same N, seed and maze; two-way "
+    "seed x maze decomposition) around the method's seed mean: a cross that misses GRPO's dotted "
+    "line is a difference shown (intervals across seeds alone would leave out the maze draw "
+    "and the pairing); hollow: with the focal weight"
+)
+
+
+@dataclass
+class Row:
+    """One line of the board at group size `n`: a method (`kind` "method", or "reference" for
+    GRPO at gamma 0) with its finished `runs`, the GRPO runs at `n` (`reference`) and the pairs
+    (GRPO run, run) of the seeds both finished; or the base model (`kind` "base", `runs` the
+    finished runs at `n`, whose base models it averages). `measure` fills `values`
+    {column: (mean, seeds)}, `diffs` {column: PairedDiff} and `converged` {set: yes/no/n/a}."""
+
+    n: int
+    name: str
+    kind: str
+    algo: str
+    gamma: float
+    runs: list[Run]
+    reference: list[Run] = field(default_factory=list)
+    pairs: list[tuple[Run, Run]] = field(default_factory=list)
+    values: dict[str, tuple[float, int]] = field(default_factory=dict)
+    diffs: dict[str, PairedDiff] = field(default_factory=dict)
+    converged: dict[str, str] = field(default_factory=dict)
+
+
+def varies_methods(runs: list[Run]) -> bool:
+    """The sweep sets `algo` to `MIN_METHODS` or more values (finished or not)."""
+    return len({r.overrides["algo"] for r in runs if "algo" in r.overrides}) >= MIN_METHODS
+
+
+def _algo_gamma(run: Run) -> tuple[str, float]:
+    algo = (run.config.get("algo") or {}).get("name") or run.overrides.get("algo", "")
+    gamma = (run.config.get("focal") or {}).get("gamma", run.overrides.get("focal.gamma", 0))
+    return algo, float(gamma)
+
+
+def board_rows(runs: list[Run]) -> list[Row]:
+    """The board's rows from the finished runs, per N (ascending): the base model (where the
+    runs recorded it), then one row per method (its algo and gamma, and any other swept key
+    but the seed), GRPO at gamma 0 the reference. Unmeasured: see `measure`."""
+    finished = [r for r in runs if r.metrics is not None]
+    rest = [k for k in swept_keys(runs) if k not in METHOD_KEYS]
+    cells: dict[tuple, list[Run]] = defaultdict(list)
+    for r in finished:
+        cells[(group_size(r), *_algo_gamma(r), *(r.overrides.get(k, "-") for k in rest))].append(r)
+    rows = []
+    for n in sorted({key[0] for key in cells}):
+        here = [r for r in finished if group_size(r) == n]
+        if any(r.metrics.get("base") for r in here):
+            rows.append(Row(n, "base model", "base", "base", 0.0, here))
+        for key in sorted((k for k in cells if k[0] == n), key=lambda k: natural_key(str(k))):
+            _, algo, gamma, *values = key
+            members = cells[key]
+            reference = cells.get((n, *REFERENCE, *values), [])
+            by_seed = {r.seed: r for r in reference}
+            pairs = [(by_seed[r.seed], r) for r in members if r.seed in by_seed]
+            pairs.sort(key=lambda p: natural_key(p[1].seed))
+            name = method_name(algo, gamma, members[0].config)
+            name = ", ".join([name, *(f"{k}={v}" for k, v in zip(rest, values, strict=True))])
+            kind = "reference" if (algo, gamma) == REFERENCE else "method"
+            rows.append(Row(n, name, kind, algo, gamma, members, reference, pairs))
+    return rows
+
+
+def board_columns(cols: list[str]) -> dict[str, list[str]]:
+    """`{set: [its headline pass@k columns with k in BOARD_KS]}` (exact where logged), sets as
+    configured; sets without any left out."""
+    heads = [c for c in headline(cols) if int(c.split("@")[1]) in BOARD_KS]
+    out = {s: [c for c in heads if c.split("/")[1] == s] for s in sets_of(cols)}
+    return {s: cs for s, cs in out.items() if cs}
+
+
+def route_columns(rows: list[Row], sets: list[str]) -> dict[str, list[str]]:
+    """`{set: [routes/<set>/<metric> for ROUTE_METRICS]}` for the sets on which every finished
+    run of the board logged them (braid mazes); empty otherwise."""
+    runs = [r for row in rows if row.kind != "base" for r in row.runs]
+    out = {}
+    for s in sets:
+        wanted = [f"routes/{s}/{m}" for m in ROUTE_METRICS]
+        if runs and all(c in r.metrics["final"] for r in runs for c in wanted):
+            out[s] = wanted
+    return out
+
+
+def row_value(row: Row, col: str) -> tuple[float, int]:
+    """Mean of `col` over the row's seeds, and their count: final values of its runs, or for
+    the base model the base value of each seed (one base model per seed, or one for all)."""
+    if row.kind == "base":
+        by_seed = {r.seed: r.metrics["base"][col] for r in row.runs if col in r.metrics["base"]}
+        values = list(by_seed.values())
+    else:
+        values = [r.metrics["final"][col] for r in row.runs if col in r.metrics["final"]]
+    return (float(np.mean(values)) if values else float("nan")), len(values)
+
+
+def route_matrix(pairs: list[tuple[Run, Run]], col: str) -> np.ndarray:
+    """`[S, M]` differences B - A of `routes/<set>/expected_distinct@256` per seed and maze (the
+    final evaluations' route masses, where every run saved them on the same mazes), else `[S, 1]`
+    of the final set-level values (always for the rare mass: which routes are rare is fixed by
+    the base model's per-maze masses, not kept in a run's folder)."""
+    _, set_name, metric = col.split("/")
+    per = []
+    for run in (r for p in pairs for r in p):
+        evals = evaluations(run.path)
+        maze = ((evals[max(evals)] if evals else {}).get(set_name) or {}).get("per_maze") or {}
+        per.append(maze if maze.get("route_mass") is not None else None)
+    same = None not in per and len({(len(p["route_mass"]), p.get("mazes_hash")) for p in per}) == 1
+    if metric.startswith("expected_distinct") and same:
+        values = [distinct_routes_per_maze(p) for p in per]  # [2S] of [M]
+        return np.stack(values[1::2]) - np.stack(values[0::2])
+    return np.array([[b.metrics["final"][col] - a.metrics["final"][col]] for a, b in pairs])
+
+
+def row_converged(row: Row, cols: list[str]) -> str:
+    """The slope rule (`mazerl.analysis.convergence`) on the pass@1 and pass@256 `cols` of one
+    set: GRPO on its own; a method only where it, GRPO and their difference all pass."""
+    trend = [c for c in cols if int(c.split("@")[1]) in DIFF_KS]
+    slopes = [group_slope(row.runs, c) for c in trend]
+    if row.kind == "method":
+        slopes += [group_slope(row.reference, c) if row.reference else None for c in trend]
+        slopes += [difference_slope(row.pairs, c) if row.pairs else None for c in trend]
+    return settled(slopes)
+
+
+def measure(rows: list[Row], cols: list[str]) -> list[Row]:
+    """Fill each row's values, paired differences from GRPO (pass@1 and pass@256 per set, and
+    the route metrics) and convergence per set; returns the rows."""
+    boards = board_columns(cols)
+    routes = route_columns(rows, list(boards))
+    for row in rows:
+        for s, cs in boards.items():
+            row.values |= {c: row_value(row, c) for c in cs if row_value(row, c)[1]}
+            if row.kind != "base":
+                row.converged[s] = row_converged(row, cs)
+            if row.kind == "method" and row.pairs:
+                compared = [c for c in cs if int(c.split("@")[1]) in DIFF_KS]
+                row.diffs |= {c: paired_difference(paired_matrix(row.pairs, c)) for c in compared}
+        for cs in routes.values():
+            row.values |= {c: row_value(row, c) for c in cs if row_value(row, c)[1]}
+            if row.kind == "method" and row.pairs:
+                row.diffs |= {c: paired_difference(route_matrix(row.pairs, c)) for c in cs}
+    return rows
+
+
+def ordered(rows: list[Row], col: str) -> list[Row]:
+    """Rows by N, then by `col` (ID pass@1) highest first; rows without it last."""
+
+    def key(row: Row):
+        value = row.values.get(col, (float("nan"), 0))[0]
+        return row.n, -value if math.isfinite(value) else math.inf, natural_key(row.name)
+
+    return sorted(rows, key=key)
+
+
+def _interval(d: PairedDiff | None, scale: float) -> tuple[float, float] | None:
+    if d is None or not math.isfinite(d.se):
+        return None
+    lo, hi = d.interval()
+    return scale * lo, scale * hi
+
+
+def _reading(row: Row, cols: list[str], scale: float, unit: str) -> str:
+    """What each of the row's intervals says ("< +X": below +X with 95% confidence)."""
+    if row.kind == "method" and not row.pairs:
+        return "no GRPO run of its seeds finished"
+    parts = []
+    for c in cols:
+        bounds = _interval(row.diffs.get(c), scale)
+        if bounds is not None:
+            parts.append(f"{_metric(c)}: {reading(*bounds, None)}{unit}")
+    if row.kind == "method" and not parts:
+        return "one paired seed: no interval"
+    return "; ".join(parts)
+
+
+def _metric(col: str) -> str:
+    """ "pass@1" for `eval/id/exact_pass@1`, "routes" and "rare mass" for the route metrics."""
+    metric = col.split("/")[2].replace("exact_", "")
+    return {ROUTE_METRICS[0]: "routes", "rare_mass": "rare mass"}.get(metric, metric)
+
+
+def _seeds(row: Row, col: str) -> str:
+    count = row.values[col][1]
+    paired = len(row.pairs)
+    return f"{count} ({paired} paired)" if row.kind == "method" and paired != count else str(count)
+
+
+def board_markdown(rows: list[Row], cols: list[str]) -> list[str]:
+    """One table per evaluation set (rows by N, then by ID pass@1), the routes tables on braid
+    mazes, each with the count of its intervals."""
+    boards = board_columns(cols)
+    if not rows or not boards:
+        return []
+    first = "id" if "id" in boards else next(iter(boards))
+    rank = boards[first][0]  # pass@1 where logged
+    family = rank.split("/")[2].split("@")[0].replace("_", " ")
+    lines = [
+        "## Leaderboard",
+        "",
+        f"{family} in percent: the mean over each method's finished seeds (seeds: how many; "
+        "the base model: the mean over the seeds' base models). Δ: the method minus GRPO "
+        "(γ 0) at the same N, paired by seed and evaluation maze, in points, with its 95% "
+        'interval (two-way seed x maze decomposition, as in "Paired differences"); reading: '
+        'what the interval says ("< +X": below +X points with 95% confidence). converged: the '
+        "method, GRPO and their difference all pass the slope rule on pass@1 and pass@256 of "
+        f"that set (see Convergence). Sorted by {first} {_metric(rank)} within each N.",
+        "",
+    ]
+    order = ordered(rows, rank)
+    for s, cs in boards.items():
+        compared = [c for c in cs if int(c.split("@")[1]) in DIFF_KS]
+        lines += [f"### Leaderboard, {s}", ""]
+        lines += table_head(
+            ["N", "method", "seeds", *(_metric(c) for c in cs)]
+            + [f"Δ{_metric(c)}" for c in compared] + ["reading", "converged"]
+        )  # fmt: skip
+        for row in order:
+            if not math.isfinite(row.values.get(cs[0], (math.nan, 0))[0]):
+                continue
+            cells = [f"{100 * row.values[c][0]:.1f}" for c in cs]
+            cells += [_diff_cell(row, c, 100, 1) for c in compared]
+            cells += [_reading(row, compared, 100, ""), row.converged.get(s, "-")]
+            lines.append(
+                f"| {row.n} | {row.name} | {_seeds(row, cs[0])} | " + " | ".join(cells) + " |"
+            )
+        lines += ["", _count_line(order, compared), ""]
+    return lines + routes_markdown(order, route_columns(rows, list(boards)))
+
+
+def _diff_cell(row: Row, col: str, scale: float, digits: int) -> str:
+    if row.kind == "reference":
+        return "reference"
+    d = row.diffs.get(col)
+    return "-" if d is None else d.text(scale, digits)
+
+
+def _count_line(rows: list[Row], compared: list[str]) -> str:
+    count = sum(_interval(row.diffs.get(c), 1) is not None for row in rows for c in compared)
+    return (
+        f"{count} intervals in this table (at 95% each, about {count / 20:.1f} would miss "
+        "their true value by chance)."
+    )
+
+
+def routes_markdown(rows: list[Row], routes: dict[str, list[str]]) -> list[str]:
+    """Per set with route masses: routes kept (the exact expected number of distinct routes in
+    256 samples) and the rare-route mass, with paired differences from GRPO."""
+    if not routes:
+        return []
+    lines = [
+        "### Routes kept (braid mazes)",
+        "",
+        f"routes in {DISTINCT_SAMPLES}: the exact expected number of distinct correct routes "
+        f"among {DISTINCT_SAMPLES} samples of a maze (mean over mazes); rare mass: the exact "
+        "probability of the routes the base model gives under 20% of its success mass, percent. "
+        "Δ against GRPO (γ 0) at the same N with 95% intervals: routes paired by seed and maze, "
+        "the rare mass by seed only (the base model's per-maze masses that define the rare "
+        "routes are not kept in a run's folder). Convergence: see the tables above.",
+        "",
+    ]
+    for s, (distinct, rare) in routes.items():
+        lines += [f"#### {s}", ""]
+        lines += table_head(
+            ["N", "method", "seeds", f"routes in {DISTINCT_SAMPLES}", "rare mass",
+             "Δroutes", "Δrare mass", "reading"]
+        )  # fmt: skip
+        count = 0
+        for row in rows:
+            if row.kind == "base" or distinct not in row.values:
+                continue
+            readings = [_reading(row, [distinct], 1, " routes"), _reading(row, [rare], 100, "")]
+            cells = [f"{row.values[distinct][0]:.2f}", f"{100 * row.values[rare][0]:.1f}"]
+            cells += [_diff_cell(row, distinct, 1, 2), _diff_cell(row, rare, 100, 1)]
+            cells.append("; ".join(dict.fromkeys(r for r in readings if r)))
+            count += sum(_interval(row.diffs.get(c), 1) is not None for c in (distinct, rare))
+            lines.append(
+                f"| {row.n} | {row.name} | {_seeds(row, distinct)} | " + " | ".join(cells) + " |"
+            )
+        lines += ["", f"{count} intervals in this table.", ""]
+    return lines
+
+
+def sweeper_grid(run: Run) -> dict[str, list[str]]:
+    """The sweep a run was launched in: `{key: values}` of its `.hydra/hydra.yaml`
+    `hydra.sweeper.params` (comma-separated lists only; empty without one)."""
+    try:
+        hydra = yaml.safe_load((run.path / ".hydra" / "hydra.yaml").read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        return {}
+    params = ((hydra.get("hydra") or {}).get("sweeper") or {}).get("params") or {}
+    values = {k: str(v).split(",") for k, v in params.items()}
+    return {} if any("(" in v for vs in values.values() for v in vs) else values
+
+
+def declared_cells(runs: list[Run]) -> list[dict[str, str]]:
+    """Every run the sweep declares, as `{key: value}`: the product of each distinct
+    `sweeper_grid` of the runs, else (no hydra.yaml) of the values the runs show for the
+    swept keys."""
+    grids = {tuple((k, tuple(v)) for k, v in sweeper_grid(r).items()) for r in runs} - {()}
+    if not grids:
+        keys = swept_keys(runs)
+        grids = {
+            tuple((k, tuple(dict.fromkeys(r.overrides.get(k, "-") for r in runs))) for k in keys)
+        }
+    cells = []
+    for grid in sorted(grids):
+        keys = [k for k, _ in grid]
+        for values in itertools.product(*(v for _, v in grid)):
+            cell = dict(zip(keys, values, strict=True))
+            if cell not in cells:
+                cells.append(cell)
+    return cells
+
+
+def _matches(run: Run, cell: dict[str, str]) -> bool:
+    return all(k in run.overrides and same_value(run.overrides[k], v) for k, v in cell.items())
+
+
+def missing_markdown(runs: list[Run], rows: list[Row]) -> list[str]:
+    """The declared runs not finished, per N and method: which seeds, and why (not started,
+    or the run's `problem`); one line for an N with nothing finished."""
+    cells = declared_cells(runs)
+    configs = {_algo_gamma(r)[0]: r.config for r in runs}
+    n_default = next((group_size(r) for r in runs if group_size(r)), 0)
+    missing = []  # (N, method, seed, why)
+    for cell in cells:
+        found = [r for r in runs if _matches(r, cell)]
+        if any(r.metrics is not None for r in found):
+            continue
+        n = int(next((cell[k] for k in N_KEYS if k in cell), n_default))
+        algo = cell.get("algo") or (_algo_gamma(found[0])[0] if found else "")
+        name = method_name(algo, float(cell.get("focal.gamma", 0)), configs.get(algo))
+        missing.append(
+            (n, name, cell.get("seed", "-"), found[0].problem if found else "not started")
+        )
+    for r in runs:
+        if r.metrics is None and not any(_matches(r, c) for c in cells):
+            missing.append(
+                (group_size(r), method_name(*_algo_gamma(r), r.config), r.seed, r.problem)
+            )
+    if not missing:
+        return []
+    lines = [
+        f"Not on the board yet: {len(missing)} runs (the sweep declares {len(cells)}: the "
+        "product of its hydra.sweeper.params, else of the values its runs show):",
+        "",
+    ]
+    on_board = {row.n for row in rows if row.kind != "base"}
+    for n in sorted({m[0] for m in missing}):
+        here = [m for m in missing if m[0] == n]
+        if n not in on_board:
+            started = sum(why != "not started" for *_, why in here)
+            lines.append(f"- N = {n}: none of its {len(here)} runs finished ({started} started)")
+            continue
+        names = sorted({m[1] for m in here}, key=method_order)
+        on_row = {row.name for row in rows if row.n == n}
+        idle = [
+            x
+            for x in names
+            if x not in on_row and all(m[3] == "not started" for m in here if m[1] == x)
+        ]
+        if idle:
+            lines.append(f"- N = {n}, not started: " + ", ".join(idle))
+        for name in (x for x in names if x not in idle):
+            by_why = defaultdict(list)
+            for _, _, seed, why in (m for m in here if m[1] == name):
+                by_why[why].append(seed)
+            parts = [
+                f"seed{'s' * (len(seeds) > 1)} {', '.join(sorted(seeds, key=natural_key))} {why}"
+                for why, seeds in by_why.items()
+            ]
+            lines.append(f"- N = {n}, {name}: " + "; ".join(parts))
+    return [*lines, ""]
+
+
+def write_board_csv(path: Path, rows: list[Row]) -> None:
+    """One line per N, method and metric (fractions; routes in routes): the seed mean, the
+    paired difference from GRPO with its 95% interval (empty where there is none), and the
+    convergence of the metric's set."""
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["N", "method", "algo", "focal_gamma", "metric", "seeds", "mean", "diff_vs_grpo",
+                    "diff_lo", "diff_hi", "paired_seeds", "mazes", "converged"])  # fmt: skip
+        for row in rows:
+            for col, (mean, seeds) in row.values.items():
+                d = row.diffs.get(col)
+                bounds = _interval(d, 1) or ("", "")
+                paired = [d.mean, *bounds, d.seeds, d.mazes] if d else [""] * 5
+                converged = row.converged.get(col.split("/")[1], "")
+                w.writerow([row.n, row.name, row.algo, row.gamma if row.kind != "base" else "",
+                            col, seeds, mean, *paired, converged])  # fmt: skip
+
+
+@dataclass
+class Point:
+    """A method on the frontier: `x` pass@256 and `y` pass@1 (fractions, seed means), `dx` and
+    `dy` the half-widths of the 95% intervals of its paired differences from GRPO (nan: none)."""
+
+    name: str
+    kind: str
+    algo: str
+    gamma: float
+    x: float
+    y: float
+    dx: float
+    dy: float
+
+
+def frontier_points(rows: list[Row], x_col: str, y_col: str) -> dict[int, list[Point]]:
+    """`{N: [Point]}` of every row with both values."""
+    out: dict[int, list[Point]] = defaultdict(list)
+    for row in rows:
+        (x, _), (y, _) = row.values.get(x_col, (math.nan, 0)), row.values.get(y_col, (math.nan, 0))
+        if math.isfinite(x) and math.isfinite(y):
+            half = [_interval(row.diffs.get(c), 1) for c in (x_col, y_col)]
+            dx, dy = ((b[1] - b[0]) / 2 if b else math.nan for b in half)
+            out[row.n].append(Point(row.name, row.kind, row.algo, row.gamma, x, y, dx, dy))
+    return dict(out)
+
+
+def draw_frontier(points: dict[int, list[Point]], x_label: str, y_label: str):
+    """One panel per N: each method at its seed means with its interval cross, GRPO a black
+    square with dotted lines through it, the base model a black star; a colour per algorithm
+    (its focal variant hollow, in the same colour). Returns the figure and its axes."""
+    ns = sorted(points)
+    palette = colours(sorted({p.algo for ps in points.values() for p in ps if p.kind == "method"}))
+    fig, axes = plt.subplots(1, len(ns), figsize=(max(6.5, 5.2 * len(ns)), 5.0), squeeze=False)
+    for ax, n in zip(axes[0], ns, strict=True):
+        for p in points[n]:
+            if p.kind == "base":
+                ax.plot(p.x, p.y, "k*", ms=12, label="base model")
+            elif p.kind == "reference":
+                ax.plot(p.x, p.y, "ks", ms=8, label=p.name)
+                ax.axvline(p.x, color="k", ls=":", lw=0.8)
+                ax.axhline(p.y, color="k", ls=":", lw=0.8)
+            else:
+                colour = palette[p.algo]
+                ax.errorbar(
+                    p.x, p.y, xerr=None if math.isnan(p.dx) else p.dx,
+                    yerr=None if math.isnan(p.dy) else p.dy, fmt="o", ms=6, capsize=2,
+                    color=colour, mfc="none" if p.gamma else colour, label=p.name,
+                )  # fmt: skip
+        ax.set(xlabel=x_label, ylabel=y_label, title=f"N = {n}" if n else "")
+        ax.set_xlim(max(ax.get_xlim()[0], -0.02), min(ax.get_xlim()[1], 1.02))  # a pass@k
+        ax.set_ylim(max(ax.get_ylim()[0], -0.02), min(ax.get_ylim()[1], 1.02))
+        ax.grid(alpha=0.3)
+    return fig, axes
+
+
+def plot_board(dest: Output, rows: list[Row], cols: list[str]) -> Path | None:
+    """`leaderboard.png`: pass@1 against pass@256 on the ID set (exact where logged), per N
+    (`draw_frontier`); None without both columns."""
+    boards = board_columns(cols)
+    s = "id" if "id" in boards else next(iter(boards), None)
+    ks = {int(c.split("@")[1]): c for c in boards.get(s, [])}
+    if 1 not in ks or 256 not in ks:
+        return None
+    points = frontier_points(rows, ks[256], ks[1])
+    if not points:
+        return None
+    label = ks[1].split("/")[2].split("@")[0].replace("_", " ")
+    fig, axes = draw_frontier(points, f"{label}@256 ({s}, coverage)", f"{label}@1 ({s}, sharpness)")
+    outside_legend(fig, axes)
+    fig.subplots_adjust(bottom=fig.subplotpars.bottom + 0.06)
+    fig.text(0.005, 0.03, FRONTIER_NOTE, fontsize=6, wrap=True)
+    footer(fig, dest)
+    return save_figure(fig, dest.folder / "leaderboard.png")

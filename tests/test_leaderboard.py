@@ -1,0 +1,242 @@
+"""The methods leaderboard (mazerl.analysis.leaderboard) on tiny fabricated sweeps, against
+hand computations, and the braid-maze preset beside it."""
+
+import csv
+import json
+import math
+import shutil
+
+import matplotlib.pyplot as plt
+import pytest
+import yaml
+from test_paired import fake_run
+
+from mazerl.analysis import find_runs, summarize
+from mazerl.analysis.figures import method_name
+from mazerl.analysis.leaderboard import board_rows, draw_frontier, frontier_points, measure
+from mazerl.analysis.tables import aggregate
+from mazerl.core.config import CONF_DIR
+
+T2 = 4.302652729749462  # t(0.975) on 2 degrees of freedom
+T1 = 12.706204736174694  # on 1
+GRPO = {0: [0.2, 0.4], 1: [0.3, 0.3], 2: [0.1, 0.5]}  # exact p per seed and maze; pass@1 0.3
+SHIFT = {"grpo": {0: 0.0, 1: 0.0, 2: 0.0}, "maxrl": {0: 0.1, 1: 0.2, 2: 0.3},
+         "pkpo": {0: 0.05, 1: 0.05, 2: 0.05}}  # fmt: skip
+BASE = {0: 0.1, 1: 0.2, 2: 0.3}  # the base model's every exact pass@k, per seed
+
+
+def board_sweep(root, algos=("grpo", "maxrl", "pkpo"), seeds=(0, 1, 2), rise=None, grid=None):
+    """Each algo at N = 8, gamma 0: GRPO's p shifted by the algo's per-seed SHIFT on every maze,
+    flat over training (pkpo still rising where `rise`), the base model's values by seed;
+    `grid`: a hydra.yaml declaring that sweep."""
+    for algo in algos:
+        for seed in seeds:
+            p = [x + SHIFT[algo][seed] for x in GRPO[seed]]
+            overrides = [f"algo={algo}", "focal.gamma=0", f"seed={seed}", "train.group_size=8"]
+            run = fake_run(
+                root, f"{algo}_N8_g0_s{seed}", overrides, p, tb=False,
+                rise=rise if algo == "pkpo" and rise else 0.0,
+            )  # fmt: skip
+            metrics = json.loads((run / "metrics.json").read_text())
+            metrics["base"] = {k: BASE[seed] for k in metrics["base"]}
+            (run / "metrics.json").write_text(json.dumps(metrics))
+            if grid:
+                hydra = {"hydra": {"sweeper": {"params": grid}}}
+                (run / ".hydra" / "hydra.yaml").write_text(yaml.safe_dump(hydra))
+    return root
+
+
+def section(table: str, title: str) -> list[str]:
+    return table.split(title)[1].split("\n#")[0].splitlines()
+
+
+def line(lines: list[str], start: str) -> list[str]:
+    return next(x for x in lines if x.startswith(start)).split(" | ")
+
+
+def test_leaderboard_rows_and_paired_differences_by_hand(tmp_path):
+    sweep = board_sweep(tmp_path / "sweep", rise=1e-5)
+    table = summarize(sweep)
+    rows = [x for x in section(table, "### Leaderboard, id") if x.startswith("| 8 |")]
+    # sorted by pass@1: MaxRL 0.3 + 0.2, PKPO 0.3 + 0.05, GRPO 0.3, the base model 0.2
+    assert [r.split(" | ")[1] for r in rows] == ["MaxRL", "PKPO", "GRPO", "base model"]
+    maxrl = rows[0].split(" | ")
+    # exact pass@256 = 1 - (1 - p)^256 = 1 to 1e-11 at every p >= 0.1
+    assert maxrl[2:6] == ["3", "50.0", "100.0", "100.0"]
+    # MaxRL - GRPO per seed 0.1, 0.2, 0.3 on both mazes: the paired t over seeds, mean 0.2,
+    # sd 0.1, se 0.1 / sqrt(3); the interval includes 0 and sets the bound
+    half = 100 * T2 * 0.1 / math.sqrt(3)
+    assert maxrl[6] == f"+20.0 [{20 - half:+.1f}, {20 + half:+.1f}]"
+    assert maxrl[8].startswith(f"pass@1: no gain shown: < {20 + half:+.1f}; pass@256: ")
+    assert maxrl[9] == "yes |"  # flat over training, as GRPO and their difference
+    pkpo = line(rows, "| 8 | PKPO")
+    assert pkpo[6] == "+5.0 [+5.0, +5.0]" and pkpo[8].startswith("pass@1: gain +5.0 to +5.0")
+    assert pkpo[9] == "no |"  # still rising 1e-5 per step: 1 point per 1,000 steps
+    assert line(rows, "| 8 | GRPO")[6:10] == ["reference", "reference", "", "yes |"]
+    base = line(rows, "| 8 | base model")
+    assert base[2:4] == ["3", "20.0"]  # one base model per seed: (10 + 20 + 30) / 3
+    assert "4 intervals in this table" in table.split("### Leaderboard, id")[1]
+    with open(sweep / "leaderboard.csv", newline="") as fh:
+        by_key = {(r["method"], r["metric"]): r for r in csv.DictReader(fh)}
+    row = by_key[("MaxRL", "eval/id/exact_pass@1")]
+    assert float(row["mean"]) == pytest.approx(0.5) and row["seeds"] == "3"
+    assert float(row["diff_vs_grpo"]) == pytest.approx(0.2)
+    assert float(row["diff_hi"]) == pytest.approx(0.2 + T2 * 0.1 / math.sqrt(3))
+    assert (row["paired_seeds"], row["mazes"], row["converged"]) == ("3", "2", "yes")
+
+
+def test_focal_variants_are_compared_with_grpo_at_gamma_0(tmp_path):
+    sweep = board_sweep(tmp_path / "sweep")
+    for algo, shift in (("grpo", 0.3), ("maxrl", 0.1)):  # F-GRPO and MaxRL + focal
+        for seed in (0, 1, 2):
+            overrides = [f"algo={algo}", "focal.gamma=0.5", f"seed={seed}", "train.group_size=8"]
+            p = [x + shift for x in GRPO[seed]]
+            fake_run(sweep, f"{algo}_N8_g0.5_s{seed}", overrides, p, tb=False, rise=0.0)
+    rows = section(summarize(sweep), "### Leaderboard, id")
+    # +10 points over GRPO at gamma 0 on every seed and maze (-20 against F-GRPO)
+    assert line(rows, "| 8 | MaxRL + focal γ 0.5")[6] == "+10.0 [+10.0, +10.0]"
+    assert line(rows, "| 8 | F-GRPO γ 0.5")[6] == "+30.0 [+30.0, +30.0]"
+    runs = find_runs(sweep)
+    rows = measure(board_rows(runs), aggregate(runs)[0])
+    points = frontier_points(rows, "eval/id/exact_pass@256", "eval/id/exact_pass@1")
+    fig, axes = draw_frontier(points, "pass@256", "pass@1")
+    colour = {c.get_label(): c.lines[0].get_color() for c in axes[0][0].containers}
+    face = {c.get_label(): c.lines[0].get_markerfacecolor() for c in axes[0][0].containers}
+    assert colour["MaxRL + focal γ 0.5"] == colour["MaxRL"] != colour["F-GRPO γ 0.5"]
+    assert face["MaxRL + focal γ 0.5"] == "none" and face["MaxRL"] == colour["MaxRL"]
+    plt.close(fig)
+
+
+def test_a_partial_sweep_shows_what_finished_and_names_what_is_missing(tmp_path):
+    grid = {"algo": "grpo,maxrl,pkpo", "focal.gamma": 0, "seed": "0,1,2",
+            "train.group_size": "8,32"}  # fmt: skip
+    sweep = board_sweep(tmp_path / "sweep", grid=grid)
+    (sweep / "maxrl_N8_g0_s2" / "metrics.json").unlink()  # still running
+    shutil.rmtree(sweep / "pkpo_N8_g0_s1")  # never started
+    table = summarize(sweep)
+    rows = section(table, "### Leaderboard, id")
+    # MaxRL on seeds 0 and 1: differences 0.1, 0.2; mean 0.15, se 0.05 on 1 df
+    maxrl = line(rows, "| 8 | MaxRL")
+    assert maxrl[2:4] == ["2", "45.0"]  # (0.3 + 0.1 + 0.3 + 0.2) / 2
+    assert maxrl[6] == f"+15.0 [{15 - 100 * T1 * 0.05:+.1f}, {15 + 100 * T1 * 0.05:+.1f}]"
+    missing = table.split("Not on the board yet:")[1].split("\n\n#")[0]
+    assert missing.startswith(" 11 runs (the sweep declares 18:")
+    assert "- N = 8, MaxRL: seed 2 unfinished (no checkpoint)" in missing
+    assert "- N = 8, PKPO: seed 1 not started" in missing
+    assert "- N = 32: none of its 9 runs finished (0 started)" in missing
+
+
+def test_methods_without_a_grpo_partner_say_so(tmp_path):
+    sweep = board_sweep(tmp_path / "sweep", seeds=(0, 1))
+    (sweep / "grpo_N8_g0_s1" / "metrics.json").unlink()
+    rows = section(summarize(sweep), "### Leaderboard, id")
+    maxrl = line(rows, "| 8 | MaxRL")  # paired on seed 0 only: shift 0.1, no interval
+    assert maxrl[2] == "2 (1 paired)" and maxrl[6:9] == [
+        "+10.0 (n/a)", "+0.0 (n/a)", "one paired seed: no interval"
+    ]  # fmt: skip
+    (sweep / "grpo_N8_g0_s0" / "metrics.json").unlink()
+    rows = section(summarize(sweep), "### Leaderboard, id")
+    assert line(rows, "| 8 | MaxRL")[6:9] == ["-", "-", "no GRPO run of its seeds finished"]
+
+
+def test_only_sweeps_of_three_or_more_methods_get_a_leaderboard(tmp_path):
+    sweep = board_sweep(tmp_path / "two", algos=("grpo", "maxrl"))
+    table = summarize(sweep)
+    assert "## Leaderboard" not in table and "## Paired differences" in table
+    assert not (sweep / "leaderboard.csv").exists() and not (sweep / "leaderboard.png").exists()
+
+
+def test_the_frontier_has_one_point_per_method_with_the_paired_crosses(tmp_path):
+    sweep = board_sweep(tmp_path / "sweep")
+    summarize(sweep)
+    assert (sweep / "leaderboard.png").stat().st_size > 10_000
+    runs = find_runs(sweep)
+    rows = measure(board_rows(runs), aggregate(runs)[0])
+    points = frontier_points(rows, "eval/id/exact_pass@256", "eval/id/exact_pass@1")
+    assert list(points) == [8]
+    by_name = {p.name: p for p in points[8]}
+    assert set(by_name) == {"base model", "GRPO", "MaxRL", "PKPO"}
+    assert by_name["MaxRL"].y == pytest.approx(0.5)
+    assert by_name["base model"].y == pytest.approx(0.2)
+    assert by_name["MaxRL"].dy == pytest.approx(T2 * 0.1 / math.sqrt(3))
+    assert math.isnan(by_name["GRPO"].dy)  # the reference: no cross
+    fig, axes = draw_frontier(points, "pass@256", "pass@1")
+    ax = axes[0][0]
+    assert sorted(c.get_label() for c in ax.containers) == ["MaxRL", "PKPO"]  # crosses
+    marked = [x.get_label() for x in ax.get_lines() if not x.get_label().startswith("_")]
+    assert sorted(marked) == ["GRPO", "base model"]
+    plt.close(fig)
+
+
+def route_run(run, masses, rare_mass):
+    """Give a fabricated run braid mazes of 3 routes: `masses[m]` the exact masses of maze m's
+    routes at every evaluation, and the final rare-route mass (none forgotten)."""
+    for f in (run / "eval").glob("step_*.json"):
+        ev = json.loads(f.read_text())
+        ev["id"]["per_maze"] |= {"route_mass": masses, "route_valid": [[True] * 3] * len(masses)}
+        f.write_text(json.dumps(ev))
+    metrics = json.loads((run / "metrics.json").read_text())
+    metrics["final"] |= {"routes/id/rare_mass": rare_mass, "routes/id/forgotten": 0.0}
+    (run / "metrics.json").write_text(json.dumps(metrics))
+    config = yaml.safe_load((run / ".hydra" / "config.yaml").read_text())
+    (run / ".hydra" / "config.yaml").write_text(yaml.safe_dump(config | {"maze": {"routes": 3}}))
+
+
+def test_routes_kept_on_braid_mazes_by_hand(tmp_path):
+    sweep = board_sweep(tmp_path / "sweep")
+    half_seen = 1 - 2 ** (-1 / 256)  # seen in 256 samples with probability 1 - (1 - q)^256 = 1/2
+    # GRPO: 1 + 1/2 + 0 = 1.5 routes in 256 samples; MaxRL 2, 2.5, 3 by seed; PKPO as GRPO
+    grpo = [[0.5, half_seen, 0.0]] * 2
+    maxrl = {0: [[0.5, 0.5, 0.0]] * 2, 1: [[0.5, 0.5, half_seen]] * 2, 2: [[0.5, 0.5, 0.5]] * 2}
+    for seed in (0, 1, 2):
+        route_run(sweep / f"grpo_N8_g0_s{seed}", grpo, 0.01 * (seed + 1))
+        route_run(sweep / f"pkpo_N8_g0_s{seed}", grpo, 0.01 * (seed + 1))
+        route_run(sweep / f"maxrl_N8_g0_s{seed}", maxrl[seed], 0.05)
+    table = summarize(sweep)
+    rows = section(table, "#### id")
+    maxrl_row = line(rows, "| 8 | MaxRL")
+    assert maxrl_row[3:5] == ["2.50", "5.0"]
+    # routes: +0.5, +1.0, +1.5 per seed on both mazes: mean 1, sd 0.5, se 0.5 / sqrt(3)
+    h = T2 * 0.5 / math.sqrt(3)
+    assert maxrl_row[5] == f"+1.00 [{1 - h:+.2f}, {1 + h:+.2f}]"
+    # rare mass 5% against 1, 2, 3%: +4, +3, +2 points, mean 3, sd 1 (by seed only)
+    h = T2 * 1 / math.sqrt(3)
+    assert maxrl_row[6] == f"+3.0 [{3 - h:+.1f}, {3 + h:+.1f}]"
+    assert maxrl_row[7] == f"routes: no gain shown: < {1 + T2 * 0.5 / math.sqrt(3):+.1f} routes; " \
+        f"rare mass: gain {3 - h:+.1f} to {3 + h:+.1f} |"  # fmt: skip
+    assert line(rows, "| 8 | GRPO")[3:7] == ["1.50", "2.0", "reference", "reference"]
+    assert "4 intervals in this table." in table.split("#### id")[1]
+    with open(sweep / "leaderboard.csv", newline="") as fh:
+        by_key = {(r["method"], r["metric"]): r for r in csv.DictReader(fh)}
+    row = by_key[("MaxRL", "routes/id/expected_distinct@256")]
+    assert float(row["diff_vs_grpo"]) == pytest.approx(1.0) and row["mazes"] == "2"
+    assert by_key[("MaxRL", "routes/id/rare_mass")]["mazes"] == "1"
+
+
+def test_methods_routes_preset_is_rare_routes_for_every_method():
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from mazerl.apps.schema import register_configs, validate
+
+    register_configs()
+    preset = yaml.safe_load((CONF_DIR / "experiment" / "methods_routes.yaml").read_text())
+    methods = yaml.safe_load((CONF_DIR / "experiment" / "methods.yaml").read_text())
+    params = preset["hydra"]["sweeper"]["params"]
+    assert params["algo"] == methods["hydra"]["sweeper"]["params"]["algo"]
+    assert (params["train.group_size"], params["focal.gamma"], params["seed"]) == (8, 0, "0,1,2")
+    job = ["algo=pkpo", "train.group_size=8", "focal.gamma=0", "seed=1"]
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", ["experiment=methods_routes", *job], return_hydra_config=True)
+        rare = compose("config", ["experiment=rare_routes", *job], return_hydra_config=True)
+    assert cfg.hydra.sweep.subdir == "pkpo_N8_g0.0_s1"  # as experiment=methods names its jobs
+    mine, theirs = OmegaConf.to_container(cfg), OmegaConf.to_container(rare)
+    mine.pop("hydra"), theirs.pop("hydra")
+    assert mine == theirs  # rare_routes' braid mazes, length and evaluation
+    assert cfg.maze.routes == 3 and cfg.train.iterations == 3000
+    assert {s.name: s.num_mazes for s in cfg.eval.sets} == {"id": 1024, "ood_large": 512}
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        validate(compose("config", ["experiment=methods_routes", *job]))
+    assert method_name("pkpo", 0.0, mine) == "PKPO (k = 4)"
+    assert method_name("grpo", 0.5) == "F-GRPO γ 0.5"
+    assert method_name("maxrl", 0.5) == "MaxRL + focal γ 0.5"
