@@ -1,6 +1,6 @@
 """Start a Hydra app (`mazerl-train`, `mazerl-eval`, `mazerl-categorical`).
 
-`--help` is answered from the YAML files before anything heavy is imported (see `help`).
+`--help` is answered from the YAML files and the config classes, without Hydra (see `help`).
 Otherwise the schemas are registered and Hydra runs the task; a command line Hydra cannot
 compose (an unknown key or option, a wrong type, a sweep without -m, a syntax error) is one
 `error:` line naming the key and the nearest valid choices, and exit code 2, as every other
