@@ -97,7 +97,7 @@ def help_page(about: str, config_name: str, argv: list[str]) -> str:
             about.strip(),
             "",
             "== Config groups: pick one option each (group=option) ==",
-            groups(config_name),
+            groups(config_name, {"policy": POLICIES.names()}),
             "",
             "== Settings: key=default, override with key=value ==",
             *listed,

@@ -33,7 +33,7 @@ def launch(task: Callable[[DictConfig], Any], config_name: str) -> None:
     from mazerl.apps.schema import composition_error, register_configs
     from mazerl.core.config import CONF_DIR
 
-    register_configs()
+    exit_on_user_error(register_configs)()  # a broken plug-in: one line, exit 2
     # Hydra prints its own errors over several lines and exits 1 unless this is set; with it,
     # they reach the `except` below (a job's own errors are unchanged: a user error is one
     # line and exit 2 from inside the job, anything else a traceback)
