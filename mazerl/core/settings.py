@@ -3,9 +3,10 @@ description, beside the part it configures.
 
     size: int = setting(5, CELLS, "cells per side of the training mazes")
 
-`setting` builds a `dataclasses.field` whose metadata holds a `Rule` and the description, so
-a config class (a dataclass registered in Hydra's ConfigStore) owns every fact about its
-fields; a constraint between fields is the class's `check_between(node, prefix)` classmethod.
+`setting` builds a `dataclasses.field` whose metadata holds a `Rule` (`"rule"`) and the
+description (`"help"`), so a config class (a dataclass registered in Hydra's ConfigStore)
+owns every fact about its fields; a constraint between fields is the class's
+`check_between(node, prefix)` classmethod.
 `mazerl.apps.schema.validate` walks a config with these rules and `--help` prints the
 descriptions. A bad value is a `ConfigError` naming the key, the value and what is allowed.
 """
@@ -155,15 +156,10 @@ def part(schema: type, help: str) -> Any:
 
 def rule_of(schema: type, name: str) -> Rule | None:
     """The rule of the field `name` of the config class `schema` (None: no such field)."""
-    found = (
-        {f.name: f for f in dataclasses.fields(schema)} if dataclasses.is_dataclass(schema) else {}
-    )
+    if not dataclasses.is_dataclass(schema):
+        return None
+    found = {f.name: f for f in dataclasses.fields(schema)}
     return found[name].metadata.get("rule") if name in found else None
-
-
-def help_of(f: dataclasses.Field) -> str:
-    """The one-line description of the config field `f`."""
-    return f.metadata["help"]
 
 
 def rules(schema: type) -> dict[str, Rule]:
