@@ -1,6 +1,6 @@
 """The command line: every mistake Hydra or the schema catches is one `error:` line naming the
 key and the nearest valid keys or options, exit 2, no run dir; `--help` describes every key the
-app reads (and only those) from the one table of descriptions."""
+app reads (and only those) with the description its config field carries."""
 
 import dataclasses
 
@@ -10,14 +10,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from mazerl.apps.help import help_page
-from mazerl.apps.keys import DESCRIPTIONS
-from mazerl.apps.schema import (
-    RULES,
-    CategoricalConfig,
-    Config,
-    EvaluateConfig,
-    register_configs,
-)
+from mazerl.apps.schema import APP_SCHEMAS, register_configs
 from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import ConfigError
 
@@ -85,31 +78,22 @@ def test_a_mistake_in_a_sweep_is_one_line_before_any_job(tmp_path):
     assert [p.name for p in (tmp_path / "sweep").iterdir()] == ["multirun.yaml"]
 
 
-def _fields(schema: type, prefix: str = "") -> set[str]:
-    """The dotted keys of a schema's settings: sections unfolded (every policy's fields under
-    `policy.`), a list of sections as itself and `key[].field`."""
-    from mazerl.policy import POLICIES
-
-    keys = set()
+def _descriptions(schema: type, values: dict, prefix: str = "") -> dict[str, str]:
+    """Dotted key -> the description on its config field, for the keys of the composed
+    `values`: sections unfolded (the policy's with its own config class), a list of sections
+    as itself and `key[].field`."""
+    found = {}
     for f in dataclasses.fields(schema):
-        key, rule = f"{prefix}{f.name}", RULES[schema][f.name]
+        key, rule, value = f"{prefix}{f.name}", f.metadata["rule"], values[f.name]
         if rule.section is None:
-            keys.add(key)
-        elif f.name == "policy":
-            for name in POLICIES.names():
-                keys |= _fields(POLICIES.get(name).config_class, f"{key}.")
-        elif str(f.type).startswith("list"):
-            keys |= {key, *_fields(rule.section(None), f"{key}[].")}
+            found[key] = f.metadata["help"]
+        elif isinstance(value, list):
+            found[key] = f.metadata["help"]
+            item = rule.section(value[0])
+            found |= {f"{key}[].{g.name}": g.metadata["help"] for g in dataclasses.fields(item)}
         else:
-            keys |= _fields(rule.section(None), f"{key}.")
-    return keys
-
-
-def test_every_schema_field_has_one_description_and_no_other_key_has_one():
-    every = _fields(Config) | _fields(EvaluateConfig) | _fields(CategoricalConfig)
-    assert {"train.group_size", "eval.sets[].size_delta", "policy.kv_heads", "sim.lr"} <= every
-    assert set(DESCRIPTIONS) == every, set(DESCRIPTIONS) ^ every
-    assert all(text and "\n" not in text for text in DESCRIPTIONS.values())
+            found |= _descriptions(rule.section(value), value, f"{key}.")
+    return found
 
 
 @pytest.mark.parametrize(
@@ -126,15 +110,17 @@ def test_help_lists_each_key_the_app_reads_with_its_description(config, override
     for line, after in zip(lines, [*lines[1:], ""], strict=True):
         if line.startswith("  ") and not line.startswith("   "):
             listed[line.split("=")[0].strip()] = line + after
-    wanted = {}
-    for section, values in cfg.items():
-        if isinstance(values, dict) and section not in DESCRIPTIONS:
-            wanted |= {f"{section}.{k}": v for k, v in values.items()}
-        else:
-            wanted[section] = values
-    assert set(listed) == set(wanted)
+    described = _descriptions(APP_SCHEMAS[config], cfg)
+    wanted = {k for k in described if "[]" not in k}
+    assert set(listed) == wanted
     for key, text in listed.items():
-        assert text.startswith(f"  {key}=") and DESCRIPTIONS[key] in text, text
+        assert text.startswith(f"  {key}=") and described[key] in text, text
+    rows = {" ".join(line.split()[:1]): " ".join(line.split()[1:]) for line in lines}
+    if config == "config":
+        assert rows["train.group_size=8"] == "rollouts per maze, N (the paper: 4 ... 128)"
+        assert rows["eval.sets[].size_delta"].startswith("cells added to the training maze")
+    if overrides:
+        assert rows["policy.kv_heads=2"].endswith("(grouped-query attention; divides heads)")
     if config == "evaluate":
         assert "checkpoint" in listed and not any(k.startswith(("train.", "maze.")) for k in listed)
     else:
@@ -159,7 +145,7 @@ def test_help_page_lists_options_and_examples(app, tmp_path):
     presets = groups["experiment"].split(", ")
     assert ("paper_categorical" in presets) == (app == "categorical")
     assert ("smoke" in presets) == (app != "categorical")
-    assert "focal.gamma=0.5" in text and DESCRIPTIONS["focal.gamma"] in text
+    assert "focal.gamma=0.5" in text and "F-GRPO's focal exponent: g = (1 - mu_hat)^gamma" in text
 
 
 NO_SIGNAL = [

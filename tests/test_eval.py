@@ -169,3 +169,93 @@ def test_evaluation_sets_are_built_once_per_config(tmp_path):
         m.key for m in built[0].mazes
     ]
     assert stored.stat().st_size > 1000
+
+
+def test_scalars_keeps_every_real_number_as_a_float_and_nothing_else():
+    from mazerl.eval.evaluate import scalars
+
+    metrics = {
+        "int": 3,
+        "float": 0.75,
+        "np_float32": np.float32(0.25),
+        "np_int64": np.int64(7),
+        "tensor_0d": torch.tensor(0.5),
+        "long_tensor_0d": torch.tensor(4),
+        "array_0d": np.array(2.5),
+        "bool": True,
+        "np_bool": np.bool_(False),
+        "bool_tensor": torch.tensor(True),
+        "tensor_1d": torch.tensor([1.0, 2.0]),
+        "text": "0.5",
+        "list": [1.0],
+        "per_maze": {"successes": [1, 2]},
+    }
+    kept = scalars(metrics)
+    assert kept == {
+        "int": 3.0,
+        "float": 0.75,
+        "np_float32": 0.25,
+        "np_int64": 7.0,
+        "tensor_0d": 0.5,
+        "long_tensor_0d": 4.0,
+        "array_0d": 2.5,
+    }
+    assert all(type(v) is float for v in kept.values())
+
+
+def test_a_metric_returned_by_evaluate_set_reaches_tensorboard_metrics_json_and_the_sweep(
+    tmp_path, monkeypatch
+):
+    """A new evaluation metric is one more entry of `evaluate_set`'s result, of any real type:
+    it reaches TensorBoard, metrics.json (final and base) and `load_sweep`'s table."""
+    import json
+
+    from conftest import scalars as tb_scalars
+    from hydra import compose, initialize_config_dir
+
+    from mazerl.analysis.runs import load_sweep
+    from mazerl.apps.schema import register_configs, validate
+    from mazerl.core.config import CONF_DIR
+    from mazerl.eval import evaluate
+    from mazerl.train.loop import train
+
+    plain = evaluate.sampled_metrics
+
+    def with_maze_count(correct, n, ks):  # a NumPy int and a NumPy float, added inside
+        out = plain(correct, n, ks)  # evaluate_set (as a new metric is)
+        return out | {"maze_count": np.int64(len(correct)), "half": np.float32(0.5)}
+
+    monkeypatch.setattr(evaluate, "sampled_metrics", with_maze_count)
+    register_configs()
+    tiny = [
+        "maze.size=3",
+        "policy.hidden=8",
+        "policy.encoder_layers=1",
+        "train.iterations=1",
+        "train.num_prompts=2",
+        "train.group_size=2",
+        "base.steps=0",
+        "base.target_pass1=null",
+        f"base.cache_dir={tmp_path / 'cache'}",
+        "eval.sets=[{name: id, num_mazes: 3}, {name: big, size_delta: 1, num_mazes: 5}]",
+        "eval.n=2",
+        "eval.n_during=2",
+        "eval.exact_ks=[1]",
+        "eval.images=0",
+        "logger.progress=off",
+        "threads=1",
+    ]
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=tiny)
+    validate(cfg)
+    run = tmp_path / "run" / "job"
+    train(cfg, run)
+    (run / ".hydra").mkdir()  # a run folder as Hydra leaves it, for `load_sweep`
+    (run / ".hydra" / "overrides.yaml").write_text("[]\n")
+    final = json.loads((run / "metrics.json").read_text())
+    assert final["final"]["eval/id/maze_count"] == 3.0
+    assert final["final"]["eval/big/maze_count"] == 5.0
+    assert final["base"]["eval/big/half"] == 0.5
+    assert tb_scalars(run)["eval/big/maze_count"][-1] == (1, 5.0)
+    table = load_sweep(tmp_path / "run")
+    assert table["big/maze_count"].tolist() == [5.0] and table["id/half"].tolist() == [0.5]

@@ -1,4 +1,4 @@
-"""The README's "Adding a method" example works as written."""
+"""The README's examples work as written: adding a method, the mazes example, plug-ins."""
 
 import re
 from pathlib import Path
@@ -38,3 +38,14 @@ def test_mazes_example(capsys):
     assert namespace["reward"] == 1.0 and namespace["info"]["event"] == "goal"
     assert namespace["maze"].grid.shape == (17, 17)
     assert "S" in capsys.readouterr().out
+
+
+def test_plugin_example_declares_the_group_the_apps_load():
+    from mazerl.core.plugins import GROUP
+
+    snippet = _block("toml", "### Plug-ins: parts from outside the repository")
+    assert (
+        snippet.splitlines()[0]
+        == f'[project.entry-points."{GROUP}"]'
+        == ('[project.entry-points."mazerl.plugins"]')
+    )

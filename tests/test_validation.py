@@ -16,11 +16,12 @@ from omegaconf import OmegaConf, open_dict
 from omegaconf.errors import ConfigTypeError, ValidationError
 
 from mazerl.algos import AlgoConfig, policy_loss
-from mazerl.apps.schema import RULES, CategoricalConfig, Config, register_configs, validate
-from mazerl.categorical.sim import SimConfig
+from mazerl.apps.schema import Config, register_configs, validate
+from mazerl.categorical.sim import CategoricalConfig, SimConfig
 from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import ConfigError, UserError
 from mazerl.core.registry import Registry
+from mazerl.core.settings import Rule
 
 
 def schemas(root: type) -> set[type]:
@@ -36,16 +37,44 @@ def schemas(root: type) -> set[type]:
     return found
 
 
-def test_every_schema_field_has_a_rule():
+def registered_schemas() -> set[type]:
+    """Every config class registered in Hydra's ConfigStore (under `schema/`), and every
+    config class below one (sections, lists of sections)."""
+    from hydra.core.config_store import ConfigStore
+
+    register_configs()
+    found, todo = set(), [ConfigStore.instance().repo["schema"]]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            todo += node.values()
+        else:
+            found |= schemas(OmegaConf.get_type(node.node))
+    return found
+
+
+def test_every_field_of_every_registered_config_has_a_rule_and_a_description():
     from mazerl.policy import POLICIES
 
-    every = schemas(Config) | schemas(CategoricalConfig)
-    every |= {POLICIES.get(n).config_class for n in POLICIES.names()}
-    assert SimConfig in every and len(every) >= 12
+    every = registered_schemas()
+    policies = {POLICIES.get(n).config_class for n in POLICIES.names()}
+    assert policies <= every and {SimConfig, Config, CategoricalConfig} <= every
+    assert len(every) >= 14
     for cls in every:
-        names = {f.name for f in dataclasses.fields(cls)}
-        assert cls in RULES, f"{cls.__name__} has no rules table"
-        assert set(RULES[cls]) == names, f"{cls.__name__}: {set(RULES[cls]) ^ names}"
+        for f in dataclasses.fields(cls):
+            where = f"{cls.__name__}.{f.name}"
+            assert isinstance(f.metadata.get("rule"), Rule), f"{where} has no rule"
+            text = f.metadata.get("help")
+            assert isinstance(text, str) and text.strip() and "\n" not in text, where
+
+
+def test_a_field_without_a_rule_is_refused_by_the_walker():
+    @dataclasses.dataclass
+    class Bare:
+        count: int = 3
+
+    with pytest.raises(TypeError, match="Bare: fields without a rule: count"):
+        validate(OmegaConf.structured(Bare), Bare)
 
 
 YAML_OF_SCHEMA = {

@@ -1,13 +1,22 @@
 """Group-based RLVR objectives as pure functions over tensors.
 
-Every module in this package is imported here, so a new advantage estimator, reward transform
-or policy loss is one new file that registers itself (`@estimator`,
-`@REWARD_TRANSFORMS.register`, `@surrogate`) plus one `conf/algo/NAME.yaml` that names it.
+Every module of this package is imported here, by name, so that its parts are registered: a
+new advantage estimator, reward transform or policy loss is one new file that registers itself
+(`@estimator`, `@REWARD_TRANSFORMS.register`, `@surrogate`), added to the import list below,
+plus one `conf/algo/NAME.yaml` that names it.
 """
 
-import importlib
-import pkgutil
-
+# the modules that only register parts (estimators, transforms, losses)
+from mazerl.algos import (  # noqa: F401
+    clip_cov,
+    entropy_adv,
+    kl_cov,
+    maxrl,
+    passk,
+    pkpo,
+    tail_miss,
+    w_reinforce,
+)
 from mazerl.algos.advantages import ADVANTAGES, REWARD_TRANSFORMS, estimator
 from mazerl.algos.focal import focal_weight, success_rate
 from mazerl.algos.losses import AGGREGATIONS, POLICY_LOSSES, surrogate
@@ -20,9 +29,6 @@ from mazerl.algos.objective import (
     policy_loss,
     reads_every_row,
 )
-
-for _module in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = [
     "ADVANTAGES",

@@ -28,7 +28,7 @@ from mazerl.core.cli import exit_on_user_error, no_run_dir_on_user_error
 
 def run(cfg: DictConfig, out: Path) -> dict:
     """One simulation (and, with `compare_base`, the same method at gamma 0) into `out`: its
-    modules are imported here, so `--help` loads neither torch nor matplotlib."""
+    modules are imported here, so `--help` loads no matplotlib."""
     import json
     import time
 
@@ -39,12 +39,14 @@ def run(cfg: DictConfig, out: Path) -> dict:
 
     from mazerl.algos import AlgoConfig, FocalConfig
     from mazerl.algos.tail_miss import active, peak_group_size, tail_miss
-    from mazerl.apps.schema import CategoricalConfig, validate
+    from mazerl.apps.schema import validate
     from mazerl.categorical.report import plot_masses, plot_tail_miss
-    from mazerl.categorical.sim import SimConfig, masses, simulate
+    from mazerl.categorical.sim import CategoricalConfig, SimConfig, masses, simulate
     from mazerl.core.files import write_json_atomic
+    from mazerl.core.plugins import load_plugins
     from mazerl.eval.dashboard import categorical_layout, write_hparams
 
+    load_plugins()  # again: a launcher may run this job in a fresh process
     validate(cfg, CategoricalConfig)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)

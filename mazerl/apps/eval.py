@@ -28,7 +28,7 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict:
 
 
 def _evaluate(cfg: DictConfig, out: Path) -> dict:
-    """The evaluation itself (torch and the evaluation code imported here: `--help` is fast)."""
+    """The evaluation itself (the evaluation code imported here: `--help` does not load it)."""
     import time
 
     from omegaconf import OmegaConf
@@ -39,10 +39,12 @@ def _evaluate(cfg: DictConfig, out: Path) -> dict:
     from mazerl.core.device import select_device, setup
     from mazerl.core.errors import CheckpointError, ConfigError
     from mazerl.core.files import write_json_atomic
+    from mazerl.core.plugins import load_plugins
     from mazerl.eval.evaluate import build_sets
     from mazerl.eval.runner import BaseEvaluation, evaluate_all, log_eval, strip_images
     from mazerl.train.sft import load_base
 
+    load_plugins()  # a checkpoint's policy may come from a plug-in
     validate(cfg, EvaluateConfig)
     if not cfg.checkpoint:
         raise ConfigError("checkpoint=PATH is required (a training checkpoint or a base.pt)")

@@ -1,5 +1,5 @@
-"""`--help` of the Hydra apps, read from the YAML files and `keys.DESCRIPTIONS` without composing
-the config (so without importing torch or the schemas: it prints in a fraction of a second).
+"""`--help` of the Hydra apps: the defaults read from the YAML files without composing the
+config, each key's description read from its config field (`mazerl.core.settings.setting`).
 
 The page: what the app does (its module docstring), the config groups it picks from, then
 every key the app reads with its default and its one-line description. A `group=option` on
@@ -7,11 +7,15 @@ the command line shows that option's keys (`mazerl-train --help policy=transform
 (`experiment=...`) is not applied here: `--cfg job` shows the config it composes.
 """
 
+from dataclasses import fields
+
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from mazerl.apps.keys import DESCRIPTIONS
+from mazerl.apps.schema import APP_SCHEMAS
 from mazerl.core.config import CONF_DIR, groups
 from mazerl.core.errors import ConfigError
+from mazerl.core.plugins import load_plugins
+from mazerl.policy import POLICIES
 
 FOOTER = (
     'Sweeps: add -m and comma-separated values (see README, "Sweeps"). The config composed '
@@ -34,6 +38,11 @@ def defaults(config_name: str, argv: list[str]) -> dict:
         if group.startswith("override ") or option is None or group == "experiment":
             continue
         path = CONF_DIR / group / f"{option}.yaml"
+        if group == "policy" and option in POLICIES and not path.is_file():  # a plug-in's
+            values[group] = OmegaConf.to_container(
+                OmegaConf.structured(POLICIES.get(option).config_class)
+            )
+            continue
         if not path.is_file():
             options = ", ".join(sorted(p.stem for p in path.parent.glob("*.yaml")))
             raise ConfigError(f"unknown option {group}={option} (options: {options})")
@@ -57,26 +66,29 @@ def show(value) -> str:
     return str(value)
 
 
-def key_lines(values: dict, prefix: str = "") -> list[tuple[str, str]]:
-    """`(key=default, description)` for every key, sections unfolded (a mapping that is one
-    setting, as `algo.loss_kwargs`, stays whole); a list of sections is followed by the keys
-    its items take (`eval.sets[].name`)."""
+def key_lines(values: dict, schema: type, prefix: str = "") -> list[tuple[str, str]]:
+    """`(key=default, description)` for every key of `values` (settings of the config class
+    `schema`), sections unfolded (a mapping that is one setting, as `algo.loss_kwargs`, stays
+    whole); a list of sections is followed by the keys its items take (`eval.sets[].name`)."""
     rows = []
+    found = {f.name: f for f in fields(schema)}
     for k, v in values.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, dict) and key not in DESCRIPTIONS:  # a section
-            rows += key_lines(v, f"{key}.")
-        else:
-            rows.append((f"{key}={show(v)}", DESCRIPTIONS[key]))
-            item = f"{key}[]."
-            rows += [(f"  {d}", text) for d, text in DESCRIPTIONS.items() if d.startswith(item)]
+        key, f = f"{prefix}{k}", found[k]
+        rule = f.metadata["rule"]
+        if rule.section is not None and isinstance(v, dict):  # a section
+            rows += key_lines(v, rule.section(v), f"{key}.")
+            continue
+        rows.append((f"{key}={show(v)}", f.metadata["help"]))
+        if rule.section is not None:  # a list of sections
+            rows += [(f"  {key}[].{g.name}", g.metadata["help"]) for g in fields(rule.section(v))]
     return rows
 
 
 def help_page(about: str, config_name: str, argv: list[str]) -> str:
     """The whole `--help` page: `about` (the app's docstring), the groups and the keys of the
     primary config `conf/<config_name>.yaml` with `argv`'s group options."""
-    rows = key_lines(defaults(config_name, argv))
+    load_plugins()
+    rows = key_lines(defaults(config_name, argv), APP_SCHEMAS[config_name])
     width = min(max(len(k) for k, _ in rows), 40)
     listed = [f"  {k:<{width}}  {text}" if len(k) <= width else f"  {k}\n  {'':<{width}}  {text}"
               for k, text in rows]  # fmt: skip
@@ -85,7 +97,7 @@ def help_page(about: str, config_name: str, argv: list[str]) -> str:
             about.strip(),
             "",
             "== Config groups: pick one option each (group=option) ==",
-            groups(config_name),
+            groups(config_name, {"policy": POLICIES.names()}),
             "",
             "== Settings: key=default, override with key=value ==",
             *listed,

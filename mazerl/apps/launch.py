@@ -1,6 +1,6 @@
 """Start a Hydra app (`mazerl-train`, `mazerl-eval`, `mazerl-categorical`).
 
-`--help` is answered from the YAML files before anything heavy is imported (see `help`).
+`--help` is answered from the YAML files and the config classes, without Hydra (see `help`).
 Otherwise the schemas are registered and Hydra runs the task; a command line Hydra cannot
 compose (an unknown key or option, a wrong type, a sweep without -m, a syntax error) is one
 `error:` line naming the key and the nearest valid choices, and exit code 2, as every other
@@ -33,7 +33,7 @@ def launch(task: Callable[[DictConfig], Any], config_name: str) -> None:
     from mazerl.apps.schema import composition_error, register_configs
     from mazerl.core.config import CONF_DIR
 
-    register_configs()
+    exit_on_user_error(register_configs)()  # a broken plug-in: one line, exit 2
     # Hydra prints its own errors over several lines and exits 1 unless this is set; with it,
     # they reach the `except` below (a job's own errors are unchanged: a user error is one
     # line and exit 2 from inside the job, anything else a traceback)

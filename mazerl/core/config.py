@@ -58,16 +58,19 @@ def register_resolvers() -> None:
         OmegaConf.register_new_resolver("mazerl_run_name", run_name)
 
 
-def groups(config_name: str) -> str:
+def groups(config_name: str, extra: dict[str, list[str]] | None = None) -> str:
     """One line per config group that the primary config `conf/<config_name>.yaml` picks from:
-    `group: option, option, ...` from the YAML files of `conf/<group>/`."""
+    `group: option, option, ...` from the YAML files of `conf/<group>/` and the `extra`
+    options of a group (those registered without a YAML file, as a plug-in's policy)."""
     primary = OmegaConf.load(CONF_DIR / f"{config_name}.yaml")
     names = [next(iter(d)) for d in primary.defaults if isinstance(d, dict | DictConfig)]
     names = [n.removeprefix("override ") for n in names] + ["hydra/launcher"]
     keys = set(primary) | set(names)
     lines = []
     for name in names:
-        found = sorted(p.stem for p in (CONF_DIR / name).glob("*.yaml"))
+        found = sorted(
+            {p.stem for p in (CONF_DIR / name).glob("*.yaml")} | {*(extra or {}).get(name, [])}
+        )
         if name == "experiment":  # presets of this app: the sections they set are this app's
             found = [f for f in found if _sections(CONF_DIR / name / f"{f}.yaml") <= keys]
         if name == "hydra/launcher":  # Hydra's own and the plugins' launchers

@@ -1,4 +1,5 @@
-"""Process set-up shared by the entry points: device, threads, determinism."""
+"""Process set-up shared by the entry points: device, threads, determinism, and the `seed`,
+`device` and `threads` settings the apps share."""
 
 import contextlib
 import os
@@ -10,6 +11,32 @@ import numpy as np
 import torch
 
 from mazerl.core.errors import ConfigError
+from mazerl.core.settings import NATURAL, SEED, Rule, setting
+
+
+def _device_ok(v) -> bool:
+    if not isinstance(v, str):
+        return False
+    kind, _, index = v.partition(":")
+    return v in ("auto", "cpu", "cuda") or (kind == "cuda" and index.isdigit())
+
+
+def seed_setting():
+    """The run's `seed` field (of every app that trains or evaluates)."""
+    return setting(0, SEED, "random seed of the run (training mazes, sampling, initialisation)")
+
+
+def device_setting():
+    """The `device` field: the name `select_device` reads."""
+    device = Rule(_device_ok, "auto, cpu, cuda or cuda:N")
+    return setting("auto", device, "auto | cpu | cuda | cuda:N")
+
+
+def threads_setting():
+    """The `threads` field: torch threads (`setup`; 0: `job_threads`)."""
+    return setting(
+        1, NATURAL, "torch threads per run or job (1: fastest on a shared machine); 0: cores / jobs"
+    )
 
 
 def select_device(name: str) -> torch.device:

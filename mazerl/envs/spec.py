@@ -1,5 +1,5 @@
 """`MazeSpec`: one description of where mazes come from, used by the env, the vector env, the
-trainer's maze config and the evaluation sets."""
+trainer's maze config and the evaluation sets; `MazeConfig`: the `maze` settings that give it."""
 
 from dataclasses import dataclass
 from functools import cached_property
@@ -7,6 +7,7 @@ from functools import cached_property
 import numpy as np
 
 from mazerl.core.errors import ConfigError
+from mazerl.core.settings import FLAG, NATURAL, TEXT, number, one_of, optional, registered, setting
 from mazerl.core.streams import rng
 from mazerl.envs import generators, layouts
 from mazerl.envs.braid import LENGTH_PROFILES, braid
@@ -14,6 +15,52 @@ from mazerl.envs.generators import MAX_CELLS, MIN_CELLS
 from mazerl.envs.maze import Maze
 
 BRAID_ATTEMPTS = 200
+CELLS = number(MIN_CELLS, MAX_CELLS, integer=True, unit="cells")
+
+
+@dataclass
+class MazeConfig:
+    """The `maze` section: training mazes (and the `id` evaluation set), made a `MazeSpec` by
+    `maze_spec`."""
+
+    size: int = setting(
+        5, CELLS, "cells per side of the training mazes (the grid is 2*size+1 square)"
+    )
+    height: int | None = setting(
+        None, optional(CELLS), "rectangular mazes: cells down (null: size)"
+    )
+    width: int | None = setting(
+        None, optional(CELLS), "rectangular mazes: cells across (null: size)"
+    )
+    generator: str = setting(
+        "prim",
+        registered(generators.GENERATORS),
+        "maze generator: dfs | prim | kruskal | wilson | ...",
+    )
+    start_goal: str = setting(
+        "corners",
+        registered(generators.PLACEMENTS),
+        "where start and goal go: corners | random | farthest",
+    )
+    layout: str | None = setting(
+        None,
+        optional(TEXT),
+        "a shipped layout name, or a layout file, directory or glob (no generator)",
+    )
+    allow_revisits: bool = setting(
+        False, FLAG, "true: any wall-free walk to the goal counts (the released MaxRL rule)"
+    )
+    routes: int = setting(
+        1,
+        number(1, 8, integer=True),
+        "exactly this many simple start-goal routes (> 1: braid mazes)",
+    )
+    route_lengths: str = setting(
+        "equal", one_of("equal", "short_common"), "braid mazes: equal or short_common route lengths"
+    )
+    pool_size: int = setting(
+        0, NATURAL, "0: fresh mazes every iteration; N: a fixed pool of N training mazes"
+    )
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ values (success counts, exact probabilities, route masses) are returned for `eva
 """
 
 import hashlib
+import numbers
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -229,11 +230,24 @@ def evaluate_set(
             per["route_valid"] = valid.tolist()
     if route_counts.shape[1] > 1:
         per["route_counts"] = route_counts.tolist()
+    out |= scalars(out)  # a metric of any real type is a float from here (JSON, TensorBoard)
     out["per_maze"] = per
     out["images"] = pictures
     return out
 
 
+def is_scalar(value) -> bool:
+    """Whether `value` is one real number: a Python or NumPy int or float, or a 0-d tensor or
+    array of one (never a bool, which is no metric)."""
+    if isinstance(value, torch.Tensor | np.ndarray):
+        kind = value.dtype
+        is_bool = kind in (torch.bool, np.bool_)
+        is_complex = kind.is_complex if isinstance(kind, torch.dtype) else kind.kind == "c"
+        return value.ndim == 0 and not is_bool and not is_complex
+    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+
+
 def scalars(metrics: dict) -> dict[str, float]:
-    """The scalar entries of `evaluate_set`'s result."""
-    return {k: v for k, v in metrics.items() if isinstance(v, float)}
+    """The scalar entries (`is_scalar`) of `evaluate_set`'s result, as floats: what reaches
+    TensorBoard and metrics.json."""
+    return {k: float(v) for k, v in metrics.items() if is_scalar(v)}

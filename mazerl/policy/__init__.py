@@ -1,12 +1,13 @@
-"""Sequence policies (registered by name) that read a maze and emit moves."""
+"""Sequence policies (registered by name) that read a maze and emit moves.
 
-import importlib
-import pkgutil
+Each policy module is imported here, by name, so that its `@POLICIES.register` runs: a new
+policy is its module (the policy class and its config class), added to the import list
+below, and its `conf/policy/NAME.yaml`. A policy from outside the repository is a plug-in
+(`mazerl.core.plugins`).
+"""
 
+from mazerl.policy import gru, transformer  # noqa: F401  (they register their policies)
 from mazerl.policy.base import POLICIES, PolicyConfig, SequencePolicy
-
-for _module in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_module.name}")
 
 
 def build_policy(cfg) -> SequencePolicy:

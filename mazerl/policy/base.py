@@ -16,18 +16,32 @@ import torch
 from torch import nn
 
 from mazerl.core.registry import Registry
+from mazerl.core.settings import FLAG, registered, setting
 from mazerl.policy.tokens import Prompts
 
 POLICIES: Registry[type["SequencePolicy"]] = Registry("policy")
 BOS_ACTION = 5  # "previous action" at the first response step
 
 
+def policy_name(name: str):
+    """The `name` field of a policy config, defaulting to the policy's registered `name`."""
+    return setting(
+        name,
+        registered(POLICIES),
+        "the policy architecture (pick it with policy=gru | transformer | ...)",
+    )
+
+
 @dataclass
 class PolicyConfig:
-    """Fields shared by every policy config (`conf/policy/*.yaml`)."""
+    """Fields shared by every policy config (`conf/policy/*.yaml`). A policy's config class
+    derives from it, sets `name: str = policy_name("NAME")`, gives each of its own fields a
+    `setting` (rule and description), and is its policy class's `config_class`."""
 
-    name: str = "gru"
-    sees_position: bool = False
+    name: str = policy_name("gru")
+    sees_position: bool = setting(
+        False, FLAG, "true: also feed the current cell at each step (a Markov variant)"
+    )
 
 
 class SequencePolicy(nn.Module):

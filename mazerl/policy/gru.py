@@ -16,15 +16,26 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mazerl.policy.base import POLICIES, PolicyConfig, SequencePolicy, previous_actions
+from mazerl.core.settings import COUNT, setting
+from mazerl.policy.base import (
+    POLICIES,
+    PolicyConfig,
+    SequencePolicy,
+    policy_name,
+    previous_actions,
+)
 from mazerl.policy.tokens import N_ACTIONS, Prompts, sinusoid_2d
 
 
 @dataclass
 class GruConfig(PolicyConfig):
-    name: str = "gru"
-    hidden: int = 64  # d: conv channels, GRU state and attention width
-    encoder_layers: int = 6  # residual 3x3 convs, dilations cycling 1, 2, 4
+    name: str = policy_name("gru")
+    hidden: int = setting(
+        64, COUNT, "model width d (GRU: conv channels, state and attention width)"
+    )
+    encoder_layers: int = setting(
+        6, COUNT, "GRU: residual 3x3 convs of the maze encoder, dilations 1, 2, 4"
+    )
 
 
 @dataclass

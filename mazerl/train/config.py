@@ -1,0 +1,131 @@
+"""The settings of a training run: `train` (the RL loop), `base` (the base model's SFT) and
+`logger` (TensorBoard and the console); each field with its rule and description."""
+
+from dataclasses import dataclass
+
+from mazerl.core.settings import (
+    COUNT,
+    FLAG,
+    NATURAL,
+    NON_NEGATIVE,
+    POSITIVE,
+    SEED,
+    TEXT,
+    Rule,
+    each,
+    need,
+    number,
+    one_of,
+    optional,
+    setting,
+)
+
+BETAS = Rule(
+    lambda v: each(number(0, 1, hi_open=True)).ok(v) and len(v) == 2, "two values in [0, 1)"
+)
+
+
+@dataclass
+class TrainConfig:
+    """The `train` section: the RL loop (iterations, batch, optimizer, sampling, checkpoints)."""
+
+    iterations: int = setting(
+        300, COUNT, "RL iterations (with budget=rollouts: at budget_reference_group_size)"
+    )
+    num_prompts: int = setting(32, COUNT, "mazes per iteration (the paper: 256)")
+    group_size: int = setting(
+        8, number(2, integer=True), "rollouts per maze, N (the paper: 4 ... 128)"
+    )
+    lr: float = setting(1e-4, POSITIVE, "AdamW learning rate")
+    weight_decay: float = setting(0.0, NON_NEGATIVE, "AdamW weight decay")
+    betas: tuple[float, float] = setting((0.9, 0.999), BETAS, "AdamW betas")
+    warmup: int = setting(0, NATURAL, "iterations of linear learning-rate warm-up")
+    schedule: str = setting(
+        "constant", one_of("constant", "cosine"), "learning-rate schedule: constant | cosine"
+    )
+    ppo_epochs: int = setting(
+        1, COUNT, "passes over each batch (1 pass, 1 minibatch: fully on-policy)"
+    )
+    minibatches: int = setting(1, COUNT, "optimizer steps per pass, split by maze")
+    grad_clip: float = setting(1.0, POSITIVE, "gradient norm clip")
+    temperature: float = setting(1.0, POSITIVE, "sampling temperature of the rollouts")
+    top_p: float = setting(
+        1.0, number(0, 1, lo_open=True), "nucleus sampling of the rollouts (1: off)"
+    )
+    budget: str = setting(
+        "steps",
+        one_of("steps", "rollouts"),
+        "steps: iterations fixed | rollouts: iterations x N fixed",
+    )
+    budget_reference_group_size: int = setting(
+        8, number(2, integer=True), "budget=rollouts: the N at which iterations apply"
+    )
+    eval_every: int = setting(50, NATURAL, "iterations between evaluations (0: only at the end)")
+    checkpoint_every: int = setting(50, COUNT, "iterations between checkpoints")
+    keep_checkpoints: int = setting(2, COUNT, "checkpoints kept in the run dir")
+    resume: bool = setting(
+        True, FLAG, "continue from the run dir's last checkpoint if there is one"
+    )
+    max_bad_steps: int = setting(5, COUNT, "stop after this many non-finite steps in a row")
+    skip_zero_advantage: bool = setting(
+        True, FLAG, "skip groups whose advantages are all zero in the update"
+    )
+    stop_on_zero_advantage: bool = setting(
+        False,
+        FLAG,
+        "stop (exit 2) instead of warning when no group of the first iterations has a "
+        "non-zero advantage",
+    )
+    log_every: int = setting(10, COUNT, "iterations between log lines (and train.csv rows)")
+
+    @classmethod
+    def check_between(cls, node, prefix: str) -> None:
+        """Minibatches split the batch's mazes evenly."""
+        need(
+            node.num_prompts % node.minibatches == 0,
+            f"{prefix}minibatches",
+            f"a divisor of {prefix}num_prompts={node.num_prompts}",
+            node.minibatches,
+        )
+
+
+@dataclass
+class BaseConfig:
+    """The `base` section: the base policy, supervised training on solver demonstrations
+    (SFT), cached."""
+
+    path: str | None = setting(
+        None, optional(TEXT), "use this base checkpoint instead of training one"
+    )
+    steps: int = setting(1500, NATURAL, "SFT steps on solver demonstrations (the paper: 1,500)")
+    batch_size: int = setting(32, COUNT, "SFT batch size")
+    lr: float = setting(5e-4, POSITIVE, "SFT AdamW learning rate")
+    noise: float = setting(
+        0.0, number(0, 1, hi_open=True), "per-step mistake rate of the demonstrating solver"
+    )
+    target_pass1: float | None = setting(
+        0.3,
+        optional(number(0, 1, lo_open=True)),
+        "stop SFT once the probe's pass@1 reaches this (null: never)",
+    )
+    probe_every: int = setting(50, COUNT, "SFT steps between probes")
+    probe_mazes: int = setting(64, COUNT, "mazes of the probe")
+    probe_samples: int = setting(8, COUNT, "samples per probe maze")
+    seed: int = setting(0, SEED, "seed of the base model (it does not depend on the run's seed)")
+    cache_dir: str | None = setting(
+        None,
+        optional(TEXT),
+        "base-model cache (null: $MAZERL_CACHE, else ./outputs/base_models)",
+    )
+
+
+@dataclass
+class LoggerConfig:
+    """The `logger` section: TensorBoard's writes and the console's progress."""
+
+    flush_secs: int = setting(30, COUNT, "TensorBoard writes its events at least this often")
+    progress: str = setting(
+        "auto",
+        one_of("auto", "bar", "lines", "off"),
+        "auto (a bar on a terminal, log lines otherwise) | bar | lines | off",
+    )
