@@ -49,7 +49,9 @@ def main() -> None:
     device = torch.device("cpu")
     setup(0, 1, device)
     sets = build_sets(cfg.maze, cfg.eval)
-    policy, _ = obtain_base(cfg, excluded_keys(sets), device, print)
+    policy, _ = obtain_base(
+        excluded_keys(sets), device, print, maze=cfg.maze, policy=cfg.policy, base=cfg.base
+    )
     policy.eval()
     t0 = time.perf_counter()
     big_sets = build_sets(big.maze, big.eval)

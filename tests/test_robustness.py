@@ -371,13 +371,12 @@ def test_summarizer_lists_unreadable_metrics_by_name_and_summarizes_the_rest(tmp
 
 
 def test_a_job_waiting_for_the_base_evaluation_says_so_once_with_the_lock_path(tmp_path):
-    import fcntl
     import threading
 
     from omegaconf import OmegaConf
 
     from mazerl.core.config import to_container
-    from mazerl.core.files import config_hash
+    from mazerl.core.files import config_hash, locked
     from mazerl.eval.runner import BaseEvaluation
 
     cfg = OmegaConf.create({"eval": {"n": 4}, "maze": {"size": 3}})
@@ -385,11 +384,12 @@ def test_a_job_waiting_for_the_base_evaluation_says_so_once_with_the_lock_path(t
     (tmp_path / f"eval_{key}.json").write_text('{"id": {"pass@1": 0.25}}')
     lock = tmp_path / f".eval_{key}.lock"
     logged, done = [], []
-    with open(lock, "w") as held:  # another job holds the lock
-        fcntl.flock(held, fcntl.LOCK_EX)
+    with locked(lock):  # another job holds the lock
         waiter = threading.Thread(
             target=lambda: done.append(
-                BaseEvaluation.load_or_run(tmp_path, None, [], cfg, "cpu", logged.append)
+                BaseEvaluation.load_or_run(
+                    tmp_path, None, [], "cpu", logged.append, maze=cfg.maze, eval=cfg.eval
+                )
             )
         )
         waiter.start()
@@ -397,7 +397,6 @@ def test_a_job_waiting_for_the_base_evaluation_says_so_once_with_the_lock_path(t
         while not logged and time.time() < deadline:
             time.sleep(0.01)
         assert logged == [f"waiting for another job holding the lock {lock}"] and not done
-        fcntl.flock(held, fcntl.LOCK_UN)
     waiter.join(10)
     assert done[0].results == {"id": {"pass@1": 0.25}} and len(logged) == 1
 

@@ -62,13 +62,16 @@ def _evaluate(cfg: DictConfig, out: Path) -> dict:
     policy, _ = load_base(cfg.checkpoint, state["policy_config"], device)
     sets = build_sets(with_run.maze, with_run.eval)
     t0 = time.time()
-    results = evaluate_all(policy, sets, with_run, device, cfg.eval.n, 0, images=cfg.eval.images)
+    results = evaluate_all(
+        policy, sets, device, cfg.eval.n, 0, images=cfg.eval.images,
+        maze=with_run.maze, eval=with_run.eval,
+    )  # fmt: skip
     base = {}
     base_dir = state.get("base")
     if base_dir and (Path(base_dir) / "base.pt").exists():
         base_policy, _ = load_base(Path(base_dir) / "base.pt", state["policy_config"], device)
         base = BaseEvaluation.load_or_run(
-            Path(base_dir), base_policy, sets, with_run, device, print
+            Path(base_dir), base_policy, sets, device, print, maze=with_run.maze, eval=with_run.eval
         ).results
     writer = SummaryWriter(str(out / "tb"))
     flat = log_eval(writer, results, base, state.get("iteration", 0), cfg.eval.images)

@@ -16,33 +16,36 @@ from mazerl.eval.evaluate import EvalSet, build_sets, evaluate_set, scalars
 from mazerl.eval.routes import eval_route_metrics
 
 
-def cached_sets(maze_cfg, eval_cfg, cache_dir: Path, log=print) -> list[EvalSet]:
+def cached_sets(maze, eval, cache_dir: Path, log=print) -> list[EvalSet]:
     """`build_sets`, stored once per maze config, evaluation sets and seed under `cache_dir`
     (`sets_<hash>.pkl`), so the jobs of a sweep build them once: 1,536 5x5-cell braid mazes
     take minutes (rare_routes), 2,048 perfect ones about a second. Parallel jobs wait on a
     file lock. Runs that read layout files build their sets directly (a file can change)."""
-    if maze_cfg.get("layout") or any(s.get("layout") for s in eval_cfg.sets):
-        return build_sets(maze_cfg, eval_cfg, log)
-    key = config_hash(to_container(maze_cfg), to_container(eval_cfg.sets), eval_cfg.seed)
+    if maze.get("layout") or any(s.get("layout") for s in eval.sets):
+        return build_sets(maze, eval, log)
+    key = config_hash(to_container(maze), to_container(eval.sets), eval.seed)
     return cached_pickle(
-        Path(cache_dir) / f"sets_{key}.pkl", lambda: build_sets(maze_cfg, eval_cfg, log), log
+        Path(cache_dir) / f"sets_{key}.pkl", lambda: build_sets(maze, eval, log), log
     )
 
 
 def evaluate_all(
     policy,
     sets: list[EvalSet],
-    cfg,
     device,
     n: int,
     step: int,
     save_dir: Path | None = None,
     images: int = 0,
+    *,
+    maze,
+    eval,
 ) -> dict[str, dict]:
     """`{set name: metrics}` for every evaluation set, sampling n responses per maze, with
-    behaviour pictures of the first `images` mazes of each set. The sampling stream depends
-    on `eval.seed` and the step only, so runs are comparable."""
-    e = cfg.eval
+    behaviour pictures of the first `images` mazes of each set. Reads the `eval` section (ks,
+    exact_ks, temperature, seed, batch_rollouts, sampled_mazes) and `maze.allow_revisits`.
+    The sampling stream depends on `eval.seed` and the step only, so runs are comparable."""
+    e = eval
     results = {}
     for i, s in enumerate(sets):
         results[s.name] = evaluate_set(
@@ -52,7 +55,7 @@ def evaluate_all(
             ks=list(e.ks),
             exact_ks=list(e.exact_ks),
             temperature=e.temperature,
-            allow_revisits=cfg.maze.allow_revisits,
+            allow_revisits=maze.allow_revisits,
             generator=torch_generator(device, e.seed, STREAM_EVAL_SAMPLING, step, i),
             batch_rollouts=e.batch_rollouts,
             device=device,
@@ -121,16 +124,22 @@ class BaseEvaluation:
         return {f"eval/{s}/{k}": v for s, m in self.results.items() for k, v in scalars(m).items()}
 
     @classmethod
-    def load_or_run(cls, base_dir: Path, policy, sets, cfg, device, log) -> "BaseEvaluation":
+    def load_or_run(
+        cls, base_dir: Path, policy, sets, device, log, *, maze, eval
+    ) -> "BaseEvaluation":
+        """The stored evaluation of the base `policy` in `base_dir` under these `maze` and
+        `eval` sections (the key), else evaluated now at `eval.n` samples and stored."""
         pictures = ("images", "images_every")  # not stored: they do not change the key
-        e = {k: v for k, v in to_container(cfg.eval).items() if k not in pictures}
-        key = config_hash(e, to_container(cfg.maze))
+        e = {k: v for k, v in to_container(eval).items() if k not in pictures}
+        key = config_hash(e, to_container(maze))
         path = Path(base_dir) / f"eval_{key}.json"
         with locked(path.parent / f".{path.stem}.lock", log):
             if path.exists():
                 return cls(json.loads(path.read_text()))
-            log(f"base model: evaluating ({', '.join(s.name for s in sets)}, n={cfg.eval.n})")
-            results = evaluate_all(policy, sets, cfg, device, cfg.eval.n, 0, images=cfg.eval.images)
+            log(f"base model: evaluating ({', '.join(s.name for s in sets)}, n={eval.n})")
+            results = evaluate_all(
+                policy, sets, device, eval.n, 0, images=eval.images, maze=maze, eval=eval
+            )
             write_json_atomic(strip_images(results), path)
         return cls(results)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import torch
 
-from mazerl.algos import keep_mixed_groups
+from mazerl.algos import AlgoConfig, keep_mixed_groups
 from mazerl.core.errors import ConfigError
 from mazerl.core.files import cached_pickle, config_hash
 from mazerl.core.streams import (
@@ -100,12 +100,16 @@ class TrainingMazes:
         return self._loaded[1]
 
 
-def collect(policy, cfg, mazes: TrainingMazes, it: int, device) -> tuple[Rollouts, int]:
-    """Sample the iteration's `num_prompts` x `group_size` rollouts. With DAPO's dynamic
-    sampling, groups with all-equal rewards are dropped and more mazes are drawn (up to
-    `dynamic_sampling_max_rounds` extra rounds) to refill the batch. Returns the rollouts and
-    the rounds used."""
-    t, a = cfg.train, cfg.algo
+def collect(
+    policy, mazes: TrainingMazes, it: int, device, *, maze, train, algo: AlgoConfig, seed: int
+) -> tuple[Rollouts, int]:
+    """Sample iteration `it`'s `train.num_prompts` x `train.group_size` rollouts (at
+    `train.temperature` and `train.top_p`, under `maze.allow_revisits`, from the run `seed`'s
+    sampling stream). With DAPO's dynamic sampling (`algo.dynamic_sampling`), groups with
+    all-equal rewards are dropped and more mazes are drawn (up to
+    `algo.dynamic_sampling_max_rounds` extra rounds) to refill the batch. Returns the
+    rollouts and the rounds used."""
+    t, a = train, algo
     parts, kept, rounds = [], 0, 0
     while True:
         r = generate(
@@ -114,9 +118,9 @@ def collect(policy, cfg, mazes: TrainingMazes, it: int, device) -> tuple[Rollout
             t.group_size,
             temperature=t.temperature,
             top_p=t.top_p,
-            allow_revisits=cfg.maze.allow_revisits,
+            allow_revisits=maze.allow_revisits,
             device=device,
-            generator=torch_generator(device, cfg.seed, STREAM_SAMPLING, it, rounds),
+            generator=torch_generator(device, seed, STREAM_SAMPLING, it, rounds),
         )
         if not a.dynamic_sampling:
             return r, 1

@@ -18,6 +18,7 @@ from omegaconf import DictConfig, OmegaConf
 from torch.utils.tensorboard import SummaryWriter
 
 from mazerl.algos import AlgoConfig, FocalConfig, group_advantages
+from mazerl.core.cache import cache_root
 from mazerl.core.config import to_container
 from mazerl.core.device import cpu_info, select_device, setup
 from mazerl.core.errors import UserError
@@ -47,7 +48,7 @@ from mazerl.train.run_state import RunState, finite, read_metrics
 from mazerl.train.scalar_log import FILE as SCALARS_FILE
 from mazerl.train.scalar_log import ScalarLog
 from mazerl.train.schedule import iterations_for, lr_factor
-from mazerl.train.sft import cache_root, obtain_base
+from mazerl.train.sft import obtain_base
 from mazerl.train.update import update
 
 
@@ -70,19 +71,28 @@ def train(cfg: DictConfig, out: Path) -> dict:
     progress = Progress(progress_mode(cfg.logger), cfg.train.log_every)
     cpu = cpu_info()
     mazes = maze_spec(cfg.maze).describe()
-    progress.log(config_summary(cfg, out, device, threads, mazes, cpu))
+    summary = config_summary(
+        out, device, threads, mazes, cpu, algo=algo, focal=focal, train=cfg.train,
+        maze=cfg.maze, policy=cfg.policy, seed=cfg.seed,
+    )  # fmt: skip
+    progress.log(summary)
 
     # ---- evaluation sets, the base policy (SFT, cached) and its evaluation
-    sets = cached_sets(cfg.maze, cfg.eval, cache_root(cfg.base) / "eval_sets", progress.log)
+    cache = cache_root(cfg.base.cache_dir)
+    sets = cached_sets(cfg.maze, cfg.eval, cache / "eval_sets", progress.log)
     excluded, names = excluded_keys(sets), [s.name for s in sets]
     spec, pool_size = maze_spec(cfg.maze), cfg.maze.pool_size
     total = iterations_for(cfg.train)
     training_mazes = TrainingMazes(
         spec, pool_size, excluded, cfg.seed, progress.log,
-        cache_dir=cache_root(cfg.base) / "train_mazes", block=min(TRAIN_BLOCK, total),
+        cache_dir=cache / "train_mazes", block=min(TRAIN_BLOCK, total),
     )  # fmt: skip
-    base_policy, base_dir = obtain_base(cfg, excluded, device, progress.log)
-    base_eval = BaseEvaluation.load_or_run(base_dir, base_policy, sets, cfg, device, progress.log)
+    base_policy, base_dir = obtain_base(
+        excluded, device, progress.log, maze=cfg.maze, policy=cfg.policy, base=cfg.base
+    )
+    base_eval = BaseEvaluation.load_or_run(
+        base_dir, base_policy, sets, device, progress.log, maze=cfg.maze, eval=cfg.eval
+    )
 
     # ---- the trained policy, its optimizer and schedule; resume from the run dir
     policy = copy.deepcopy(base_policy).train()
@@ -129,7 +139,10 @@ def train(cfg: DictConfig, out: Path) -> dict:
             step = it + 1
             # ---- collect: num_prompts mazes x group_size rollouts, scored by the stepper
             t0 = time.time()
-            rollouts, rounds = collect(policy, cfg, training_mazes, it, device)
+            rollouts, rounds = collect(
+                policy, training_mazes, it, device,
+                maze=cfg.maze, train=t, algo=algo, seed=cfg.seed,
+            )  # fmt: skip
             t_rollout = time.time() - t0
             routes = {}
             if cfg.maze.routes > 1:  # exact route masses: tail misses, rare-route mass
@@ -192,8 +205,9 @@ def train(cfg: DictConfig, out: Path) -> dict:
                 every = cfg.eval.images_every
                 images = cfg.eval.images if every is None or step % every == 0 else 0
                 results = evaluate_all(
-                    policy, sets, cfg, device, cfg.eval.n_during, step, out / "eval", images
-                )
+                    policy, sets, device, cfg.eval.n_during, step, out / "eval", images,
+                    maze=cfg.maze, eval=cfg.eval,
+                )  # fmt: skip
                 flat = log_eval(writer, results, base_eval.results, step, images)
                 eval_pass1 = flat.get(f"eval/{sets[0].name}/pass@1", eval_pass1)
                 scalars["time/eval_s"] = time.time() - t0
@@ -224,8 +238,9 @@ def train(cfg: DictConfig, out: Path) -> dict:
     # ---- final evaluation at eval.n samples per maze, metrics.json, hparams
     t0 = time.time()
     results = evaluate_all(
-        policy, sets, cfg, device, cfg.eval.n, total, out / "eval", cfg.eval.images
-    )
+        policy, sets, device, cfg.eval.n, total, out / "eval", cfg.eval.images,
+        maze=cfg.maze, eval=cfg.eval,
+    )  # fmt: skip
     final = log_eval(writer, results, base_eval.results, total, cfg.eval.images)
     writer.add_scalar("time/eval_s", time.time() - t0, total)
     hparams = run_hparams(cfg)

@@ -16,6 +16,8 @@ import time
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
+from mazerl.algos import AlgoConfig, FocalConfig
+
 logger = logging.getLogger("mazerl")
 
 
@@ -43,17 +45,31 @@ def progress_mode(logger_cfg) -> str:
     return logger_cfg.progress
 
 
-def config_summary(cfg, out, device, threads: int, mazes: str, cpu: dict[str, str]) -> str:
-    """One line naming the run: method, group size, the training mazes (`mazes`: what the
-    maze spec says it draws), policy, seed, where it runs (the CPU's model and vector
+def config_summary(
+    out,
+    device,
+    threads: int,
+    mazes: str,
+    cpu: dict[str, str],
+    *,
+    algo: AlgoConfig,
+    focal: FocalConfig,
+    train,
+    maze,
+    policy,
+    seed: int,
+) -> str:
+    """One line naming the run: method (`algo.name`, `focal.gamma`), group size and prompts
+    (`train`), the training mazes (`mazes`: what the maze spec says it draws; `maze.routes`
+    and `maze.pool_size`), `policy.name`, `seed`, where it runs (the CPU's model and vector
     capability) and where it writes."""
-    t, m = cfg.train, cfg.maze
+    t, m = train, maze
     extra = (f", {m.routes} routes" if m.routes > 1 else "") + (
         f", a pool of {m.pool_size}" if m.pool_size else ""
     )
     return (
-        f"run {out}: {cfg.algo.name}, focal gamma {cfg.focal.gamma:g}, {t.num_prompts} mazes x "
-        f"{t.group_size} rollouts, {mazes}{extra}, policy {cfg.policy.name}, seed {cfg.seed}, "
+        f"run {out}: {algo.name}, focal gamma {focal.gamma:g}, {t.num_prompts} mazes x "
+        f"{t.group_size} rollouts, {mazes}{extra}, policy {policy.name}, seed {seed}, "
         f"{device} with {threads} threads ({cpu['cpu']}, {cpu['cpu_capability']})"
     )
 

@@ -5,7 +5,8 @@ As in the paper (SFT from scratch; AdamW, lr 5e-4, batch 32, betas (0.9, 0.95), 
 a noisy demonstrator (each step is, with probability `noise`, a random other move that ends
 the demonstration) and stopping once a probe pass@1 reaches `target_pass1`.
 
-The result is cached under `cache_dir/<hash of the maze, policy and base configs>/`, so every
+The result is cached under `cache_root(base.cache_dir)/<hash of the maze, policy and base
+configs>/` (`mazerl.core.cache`), so every
 run of a sweep starts from the same base model; a file lock makes parallel jobs wait for the
 first one instead of training it twice. Its evaluation is stored beside it, once per
 evaluation config.
@@ -13,7 +14,6 @@ evaluation config.
 
 import copy
 import dataclasses
-import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,8 +23,9 @@ import torch
 import torch.nn.functional as F
 
 from mazerl.core import checkpoint
+from mazerl.core.cache import cache_root
 from mazerl.core.config import to_container
-from mazerl.core.errors import CheckpointError, ConfigError
+from mazerl.core.errors import CheckpointError
 from mazerl.core.files import config_hash, locked
 from mazerl.core.streams import STREAM_PROBE, STREAM_SFT, rng, torch_generator
 from mazerl.envs.maze import Maze
@@ -69,7 +70,7 @@ def probe_pass1(policy, mazes, samples, allow_revisits, device, seed) -> float:
 def train_base(
     policy: SequencePolicy,
     spec: MazeSpec,
-    base_cfg,
+    base,
     *,
     allow_revisits: bool,
     excluded: set[bytes],
@@ -77,17 +78,15 @@ def train_base(
     log: Callable[[str], None] = print,
 ) -> dict:
     """Supervised training of `policy` in place; returns what happened (steps, probe curve)."""
-    opt = torch.optim.AdamW(
-        policy.parameters(), lr=base_cfg.lr, betas=(0.9, 0.95), weight_decay=0.01
-    )
-    probe = sample_mazes(spec, base_cfg.probe_mazes, excluded, base_cfg.seed, STREAM_PROBE)
+    opt = torch.optim.AdamW(policy.parameters(), lr=base.lr, betas=(0.9, 0.95), weight_decay=0.01)
+    probe = sample_mazes(spec, base.probe_mazes, excluded, base.seed, STREAM_PROBE)
     if spec.collection is None:  # generated: the probe mazes are never demonstrated
         excluded = excluded | {m.key for m in probe}
     curve, start, step = [], time.time(), 0
-    for step in range(1, base_cfg.steps + 1):
+    for step in range(1, base.steps + 1):
         policy.train()
-        mazes = sample_mazes(spec, base_cfg.batch_size, excluded, base_cfg.seed, STREAM_SFT, step)
-        actions, positions, mask = demonstrations(mazes, base_cfg.noise, rng(base_cfg.seed, step))
+        mazes = sample_mazes(spec, base.batch_size, excluded, base.seed, STREAM_SFT, step)
+        actions, positions, mask = demonstrations(mazes, base.noise, rng(base.seed, step))
         logits = policy(encode(mazes, device), 1, actions.to(device), positions.to(device))
         nll = F.cross_entropy(logits.flatten(0, 1), actions.to(device).flatten(), reduction="none")
         loss = (nll * mask.to(device).flatten()).sum() / mask.sum()
@@ -95,47 +94,18 @@ def train_base(
         loss.backward()
         torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
         opt.step()
-        if step % base_cfg.probe_every == 0 or step == base_cfg.steps:
+        if step % base.probe_every == 0 or step == base.steps:
             policy.eval()
-            p1 = probe_pass1(
-                policy, probe, base_cfg.probe_samples, allow_revisits, device, base_cfg.seed
-            )
+            p1 = probe_pass1(policy, probe, base.probe_samples, allow_revisits, device, base.seed)
             curve.append({"step": step, "loss": loss.item(), "probe_pass@1": p1})
             log(
-                f"base model: step {step}/{base_cfg.steps}  loss {loss.item():.3f}  "
+                f"base model: step {step}/{base.steps}  loss {loss.item():.3f}  "
                 f"probe pass@1 {p1:.3f}"
             )
-            if base_cfg.target_pass1 is not None and p1 >= base_cfg.target_pass1:
+            if base.target_pass1 is not None and p1 >= base.target_pass1:
                 break
     policy.eval()
     return {"steps": step, "seconds": time.time() - start, "curve": curve}
-
-
-def cache_root(base_cfg) -> Path:
-    """The folder of every cached artifact (base models, evaluation sets, training mazes):
-    `base.cache_dir`, else `$MAZERL_CACHE`, else `outputs/base_models` under the launch
-    directory; created if missing. A `ConfigError` naming the setting when it cannot be used."""
-    if base_cfg.cache_dir:
-        root, source = Path(base_cfg.cache_dir).expanduser(), "base.cache_dir"
-    elif os.environ.get("MAZERL_CACHE"):
-        root, source = Path(os.environ["MAZERL_CACHE"]).expanduser(), "MAZERL_CACHE"
-    else:
-        try:
-            from hydra.utils import get_original_cwd
-
-            launch = Path(get_original_cwd())
-        except ValueError:
-            launch = Path.cwd()
-        root, source = launch / "outputs" / "base_models", "the default cache folder"
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise ConfigError(
-            f"{source}={root} cannot be used as the cache folder: {e.strerror}"
-        ) from e
-    if not os.access(root, os.W_OK):
-        raise ConfigError(f"{source}={root} cannot be used as the cache folder: not writable")
-    return root
 
 
 def load_base(
@@ -166,9 +136,16 @@ def base_spec(maze_cfg) -> MazeSpec:
 
 
 def obtain_base(
-    cfg, excluded: set[bytes], device: torch.device, log: Callable[[str], None] = print
+    excluded: set[bytes],
+    device: torch.device,
+    log: Callable[[str], None] = print,
+    *,
+    maze,
+    policy,
+    base,
 ) -> tuple[SequencePolicy, Path]:
-    """The base policy of a run config: `base.path`, the cache, or trained now (and cached).
+    """The base policy of a run's `maze`, `policy` and `base` config sections: `base.path`,
+    the cache (under `cache_root(base.cache_dir)`), or trained now (and cached).
     It learns from the run's maze config with one route (perfect mazes), also for braid runs,
     whose longer routes thereby start rare; `excluded` mazes (evaluation) are never shown.
 
@@ -176,61 +153,60 @@ def obtain_base(
     generator to draw more mazes from), evaluation mazes of the collection included.
 
     The resolved `maze` (less RL-only keys), `policy` and `base` sections, and a layout's
-    mazes, key the cache. Returns the policy and the folder where its evaluations are
+    mazes, key the cache. Returns the base policy and the folder where its evaluations are
     stored."""
-    cfg_parts = {k: to_container(cfg[k]) for k in ("maze", "policy", "base")}
-    base_cfg = cfg.base
-    spec, pool = base_spec(cfg.maze), []
+    parts = {"maze": to_container(maze), "policy": to_container(policy), "base": to_container(base)}
+    spec, pool = base_spec(maze), []
     if spec.collection is not None:
         pool = sorted({m.key for m in spec.collection})
         excluded = excluded - set(pool)
-    if base_cfg.path:
+    if base.path:
         try:
-            policy, _ = load_base(base_cfg.path, cfg_parts["policy"], device)
+            model, _ = load_base(base.path, parts["policy"], device)
         except CheckpointError as e:
             raise CheckpointError(f"base.path: {e}") from None
-        return policy, Path(base_cfg.path).expanduser().parent
-    key_base = {k: v for k, v in cfg_parts["base"].items() if k not in ("path", "cache_dir")}
+        return model, Path(base.path).expanduser().parent
+    key_base = {k: v for k, v in parts["base"].items() if k not in ("path", "cache_dir")}
     # RL-only settings: the base model learns from perfect mazes of the same size
     rl_only = ("pool_size", "routes", "route_lengths")
-    key_maze = {k: v for k, v in cfg_parts["maze"].items() if k not in rl_only}
+    key_maze = {k: v for k, v in parts["maze"].items() if k not in rl_only}
     layout_key = [pool] if pool else []  # generated runs keep their cache keys
-    key = config_hash(key_maze, cfg_parts["policy"], key_base, sorted(excluded), *layout_key)
-    folder = cache_root(base_cfg) / key
+    key = config_hash(key_maze, parts["policy"], key_base, sorted(excluded), *layout_key)
+    folder = cache_root(base.cache_dir) / key
     ckpt_path = folder / "base.pt"
     with locked(folder.parent / f".{folder.name}.lock", log):
         if ckpt_path.exists():
             log(f"base model: using the cached {ckpt_path}")
             try:
-                policy, _ = load_base(ckpt_path, cfg_parts["policy"], device)
+                model, _ = load_base(ckpt_path, parts["policy"], device)
             except CheckpointError as e:
                 raise CheckpointError(
                     f"{e}. The cached base model is damaged: delete the folder {folder} "
                     "and run the same command again to rebuild it"
                 ) from None
-            return policy, folder
-        torch.manual_seed(base_cfg.seed)
-        policy = build_policy(cfg_parts["policy"]).to(device)
+            return model, folder
+        torch.manual_seed(base.seed)
+        model = build_policy(parts["policy"]).to(device)
         log(
-            f"base model: training {cfg_parts['policy']['name']} "
-            f"({policy.num_parameters():,} parameters) -> {ckpt_path}"
+            f"base model: training {parts['policy']['name']} "
+            f"({model.num_parameters():,} parameters) -> {ckpt_path}"
         )
         info = train_base(
-            policy,
+            model,
             spec,
-            base_cfg,
-            allow_revisits=cfg.maze.allow_revisits,
+            base,
+            allow_revisits=maze.allow_revisits,
             excluded=excluded,
             device=device,
             log=log,
         )
         checkpoint.save_atomic(
             {
-                "policy_state": copy.deepcopy(policy.state_dict()),
-                "policy_config": cfg_parts["policy"],
-                "config": cfg_parts,
+                "policy_state": copy.deepcopy(model.state_dict()),
+                "policy_config": parts["policy"],
+                "config": parts,
                 "sft": info,
             },
             ckpt_path,
         )
-    return policy, folder
+    return model, folder
