@@ -1,11 +1,14 @@
 """Files that several jobs share: atomic JSON, pickled caches, inter-process locks, hashes."""
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
 import pickle
+import socket
+import threading
+import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -21,22 +24,106 @@ def config_hash(*parts) -> str:
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
+LOCK_POLL_S = 0.5  # how often a waiting job looks at the lock again
+LOCK_HEARTBEAT_S = 15.0  # how often the holder touches its lock file (its mtime)
+LOCK_STALE_S = 300.0  # a lock file unchanged this long while watched has lost its holder
+
+
 @contextlib.contextmanager
 def locked(path: Path, waiting: Callable[[str], None] | None = None) -> Iterator[None]:
-    """Hold an exclusive lock on `path` (created if missing) for the block. Another process
-    holding it makes this wait; `waiting`, if given, is told so once, with the lock path."""
+    """Hold an exclusive lock on `path` for the block: the file exists while it is held and
+    names its holder (`host pid token`). Another process holding it makes this wait (`waiting`,
+    if given, is told so once, with the lock path).
+
+    The lock is taken by hard-linking a file that already holds the owner's line to `path`,
+    which succeeds for one process only (checked by the link count, as `open(2)` advises for
+    NFS), so it holds across hosts on any shared file system with hard links: NFS (v2 to v4,
+    with or without `nolock`), Lustre and GPFS (with or without flock support), BeeGFS and
+    local disks; unlike `flock`, which some of these keep per host or refuse. While held, a
+    thread touches the file every `LOCK_HEARTBEAT_S`. The lock is stale, and taken over, when
+    its holder ran on this host and its pid is gone (a killed job: at once), or when the file
+    has not changed for `LOCK_STALE_S` seconds while this process watched (a holder on another
+    host that died with its node: after 5 minutes; watched time, so clocks need not agree).
+    An empty file is a lock of the earlier `flock` version and is taken at once."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if waiting is not None:
-                waiting(f"waiting for another job holding the lock {path}")
-            fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    owner = f"{socket.gethostname()} {os.getpid()} {uuid.uuid4().hex}\n"
+    seen, since = None, time.monotonic()
+    while not _link_lock(path, owner):
+        state = _lock_state(path)
+        if state is None:  # released meanwhile
+            continue
+        if state != seen:
+            seen, since = state, time.monotonic()
+        if _holder_gone(state[0]) or time.monotonic() - since > LOCK_STALE_S:
+            with locked(path.with_name(f"{path.name}.break")):  # one breaker at a time
+                if _lock_state(path) == state:  # not released or touched meanwhile
+                    path.unlink()
+            continue
+        if waiting is not None:
+            waiting(f"waiting for another job holding the lock {path}")
+            waiting = None
+        time.sleep(LOCK_POLL_S)
+    stop = threading.Event()
+
+    def heartbeat() -> None:
+        while not stop.wait(LOCK_HEARTBEAT_S):
+            with contextlib.suppress(OSError):
+                os.utime(path)
+
+    beat = threading.Thread(target=heartbeat, name=f"lock {path.name}", daemon=True)
+    beat.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        beat.join()
+        state = _lock_state(path)
+        if state is not None and state[0] == owner:  # still ours (not taken over as stale)
+            path.unlink(missing_ok=True)
+
+
+def _link_lock(path: Path, owner: str) -> bool:
+    """Try once to create the lock file `path` holding `owner`; whether this process got it."""
+    tmp = path.with_name(f".{path.name}.{owner.split()[2]}")
+    tmp.write_text(owner)
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        pass
+    except OSError:  # on NFS a link can be made although the reply says it failed
+        if os.stat(tmp).st_nlink != 2:
+            tmp.unlink()
+            raise
+    held = os.stat(tmp).st_nlink == 2
+    tmp.unlink()
+    return held
+
+
+def _lock_state(path: Path) -> tuple[str, int] | None:
+    """The lock file's text and mtime (ns), or None when there is no lock file. Opening the
+    file revalidates NFS's cached attributes (close-to-open consistency)."""
+    try:
+        with open(path) as f:
+            return f.read(), os.fstat(f.fileno()).st_mtime_ns
+    except FileNotFoundError:
+        return None
+
+
+def _holder_gone(owner: str) -> bool:
+    """Whether the holder named by a lock file's text is known dead: no holder line (a lock
+    file of the `flock` version), or a holder on this host whose pid no longer runs."""
+    fields = owner.split()
+    if len(fields) < 3:
+        return True
+    if fields[0] != socket.gethostname():
+        return False
+    try:
+        os.kill(int(fields[1]), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        return False
+    return False
 
 
 def cached_pickle(
