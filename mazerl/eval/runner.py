@@ -11,6 +11,8 @@ from torch.utils.tensorboard import SummaryWriter
 from mazerl.core.config import to_container
 from mazerl.core.files import cached_pickle, config_hash, locked, write_json_atomic
 from mazerl.core.streams import STREAM_EVAL_SAMPLING, torch_generator
+from mazerl.envs.spec import MazeConfig
+from mazerl.eval.config import EvalConfig
 from mazerl.eval.dashboard import tb_tag
 from mazerl.eval.evaluate import EvalSet, build_sets, evaluate_set, scalars
 from mazerl.eval.routes import eval_route_metrics
@@ -38,8 +40,8 @@ def evaluate_all(
     save_dir: Path | None = None,
     images: int = 0,
     *,
-    maze,
-    eval,
+    maze: MazeConfig,
+    eval: EvalConfig,
 ) -> dict[str, dict]:
     """`{set name: metrics}` for every evaluation set, sampling n responses per maze, with
     behaviour pictures of the first `images` mazes of each set. Reads the `eval` section (ks,
@@ -125,7 +127,7 @@ class BaseEvaluation:
 
     @classmethod
     def load_or_run(
-        cls, base_dir: Path, policy, sets, device, log, *, maze, eval
+        cls, base_dir: Path, policy, sets, device, log, *, maze: MazeConfig, eval: EvalConfig
     ) -> "BaseEvaluation":
         """The stored evaluation of the base `policy` in `base_dir` under these `maze` and
         `eval` sections (the key), else evaluated now at `eval.n` samples and stored."""

@@ -18,8 +18,9 @@ from mazerl.core.streams import (
     torch_generator,
 )
 from mazerl.envs.maze import EVENTS, Maze
-from mazerl.envs.spec import MazeSpec, sample_mazes
+from mazerl.envs.spec import MazeConfig, MazeSpec, sample_mazes
 from mazerl.rollout import Rollouts, generate
+from mazerl.train.config import TrainConfig
 
 TRAIN_BLOCK = 100  # iterations of fresh training mazes per cache file
 
@@ -101,7 +102,15 @@ class TrainingMazes:
 
 
 def collect(
-    policy, mazes: TrainingMazes, it: int, device, *, maze, train, algo: AlgoConfig, seed: int
+    policy,
+    mazes: TrainingMazes,
+    it: int,
+    device,
+    *,
+    maze: MazeConfig,
+    train: TrainConfig,
+    algo: AlgoConfig,
+    seed: int,
 ) -> tuple[Rollouts, int]:
     """Sample iteration `it`'s `train.num_prompts` x `train.group_size` rollouts (at
     `train.temperature` and `train.top_p`, under `maze.allow_revisits`, from the run `seed`'s

@@ -29,11 +29,12 @@ from mazerl.core.errors import CheckpointError
 from mazerl.core.files import config_hash, locked
 from mazerl.core.streams import STREAM_PROBE, STREAM_SFT, rng, torch_generator
 from mazerl.envs.maze import Maze
-from mazerl.envs.spec import MazeSpec, maze_spec, sample_mazes
-from mazerl.policy import build_policy
+from mazerl.envs.spec import MazeConfig, MazeSpec, maze_spec, sample_mazes
+from mazerl.policy import PolicyConfig, build_policy
 from mazerl.policy.base import SequencePolicy
 from mazerl.policy.tokens import encode
 from mazerl.rollout import generate, teacher_forced
+from mazerl.train.config import BaseConfig
 
 
 def demonstrations(
@@ -70,7 +71,7 @@ def probe_pass1(policy, mazes, samples, allow_revisits, device, seed) -> float:
 def train_base(
     policy: SequencePolicy,
     spec: MazeSpec,
-    base,
+    base: BaseConfig,
     *,
     allow_revisits: bool,
     excluded: set[bytes],
@@ -140,9 +141,9 @@ def obtain_base(
     device: torch.device,
     log: Callable[[str], None] = print,
     *,
-    maze,
-    policy,
-    base,
+    maze: MazeConfig,
+    policy: PolicyConfig,
+    base: BaseConfig,
 ) -> tuple[SequencePolicy, Path]:
     """The base policy of a run's `maze`, `policy` and `base` config sections: `base.path`,
     the cache (under `cache_root(base.cache_dir)`), or trained now (and cached).
