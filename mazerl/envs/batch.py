@@ -198,15 +198,16 @@ class MazeBatch:
         """`step` without building its result (the generation loop's form): updates the state
         and returns `goal, terminated, truncated, event`, each `[B]`."""
         active = ~self.done
-        # a stop's offset is 0: its target is the agent's own cell, and the rule makes it STOP
-        target = self.flat + self.offsets.index_select(0, actions)
+        # a stop's offset is 0, and so is an ended row's: its target is the agent's own cell
+        # (the rules make a stop STOP; an ended row's event is overwritten below)
+        target = self.flat + self.offsets.index_select(0, actions).masked_fill_(self.done, 0)
         here = self.visited.gather(1, target[:, None]).squeeze(1)
         event = dynamics.event(
             actions, here, target == self.goal_flat, self.episode, self.event_table
         )
         # the event of rows that had already ended is DONE_ALREADY, whatever their action
         event.masked_fill_(self.done, DONE_ALREADY)
-        moved = active & (here >= 0)  # a stop "moves" to its own cell
+        moved = here >= 0  # a stop or an ended row "moves" to its own cell
         goal = event == GOAL
         self.flat = torch.where(moved, target, self.flat)
         # every row stands on a cell entered in its current episode: stamp it (again)
