@@ -3,8 +3,8 @@ built on it.
 
 `MazeBatch` holds B mazes padded with walls to a common `(H, W)` and steps all of them with a
 handful of tensor ops: no Python loop over mazes. It produces exactly the transitions of
-`MazeEnv` (tested step for step). Action 4 (`STOP_ACTION`, the policy's DONE token) ends an
-episode with reward 0.
+`MazeEnv`: both apply the rules of `mazerl.envs.dynamics` (and are tested step for step).
+Action 4 (`STOP_ACTION`, the policy's DONE token) ends an episode with reward 0.
 """
 
 from collections.abc import Sequence
@@ -18,23 +18,24 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from mazerl.core.errors import ConfigError
-from mazerl.envs.maze import (
-    EVENTS,
-    GOAL,
-    MOVE,
-    REVISIT,
-    STOP,
-    WALL,
-    Maze,
-    check_max_steps,
-    default_max_steps,
-)
+from mazerl.envs import dynamics
+from mazerl.envs.maze import EVENTS, GOAL, MOVE, Maze, check_max_steps, default_max_steps
 from mazerl.envs.maze_env import MazeEnv
 from mazerl.envs.render import render_ansi, render_rgb
 
-STOP_ACTION = 4
+STOP_ACTION = dynamics.STOP_ACTION
 DONE_ALREADY = -1  # event code of rows that had already ended
 EVENT_NAMES = np.array(EVENTS, dtype=object)  # event code -> the vector env's info["event"]
+
+
+class _Table:
+    """A 1-D tensor indexed by a `[B]` long tensor with `index_select` (faster than `t[i]`)."""
+
+    def __init__(self, values: torch.Tensor) -> None:
+        self.values = values
+
+    def __getitem__(self, index: torch.Tensor) -> torch.Tensor:
+        return self.values.index_select(0, index)
 
 
 @dataclass
@@ -52,8 +53,9 @@ class MazeBatch:
     """B mazes stepped together.
 
     Each grid is padded to the batch's common `(H, W)` plus a one-cell wall border, flattened,
-    and given one extra always-blocked cell that the stop action leads to; a move is then one
-    gather, with no bounds checks. State `[B]`: `flat` (the padded flat cell; `pos` gives
+    and given one extra always-blocked cell (`stop_cell`); a move is then one gather, with no
+    bounds checks, and `mazerl.envs.dynamics.event` (the rules `MazeEnv` applies too) names
+    its event. State `[B]`: `flat` (the padded flat cell; `pos` gives
     `(row, col)`), `steps`, `done`, `event` and `route` (how and by which route each
     episode ended), and `visited [B, cells]`: -1 for a wall, else the episode number
     (`episode [B]`) at which the cell was last entered, so that one gather tells wall, revisit
@@ -70,6 +72,7 @@ class MazeBatch:
         self.device = torch.device(device)
         self.allow_revisits = allow_revisits
         self.max_steps_arg = check_max_steps(max_steps)
+        self.event_table = _Table(self._t(dynamics.EVENT_TABLE[allow_revisits]).long())
         self.load(mazes)
 
     def _t(self, a) -> torch.Tensor:
@@ -89,8 +92,8 @@ class MazeBatch:
         self.stride = self.W + 2
         cells = (self.H + 2) * self.stride
         self.stop_cell = cells  # the extra blocked cell
-        # flat offsets of UP, DOWN, LEFT, RIGHT, and 0 for stop (`advance` sends it to stop_cell)
-        self.offsets = self._t([-self.stride, self.stride, -1, 1, 0])
+        # flat offsets of UP, DOWN, LEFT, RIGHT, and 0 for stop (the rules make it STOP)
+        self.offsets = self._t([*dynamics.offsets(self.stride), 0])
         r = max(len(m.routes) for m in distinct)
         length = max(len(route) for m in distinct for route in m.routes)
         blocked = np.ones((len(distinct), cells + 1), dtype=bool)
@@ -114,9 +117,7 @@ class MazeBatch:
         self.reset()
 
     def _padded(self, maze: Maze) -> np.ndarray:
-        grid = np.ones((self.H + 2, self.W + 2), dtype=bool)
-        grid[1 : maze.shape[0] + 1, 1 : maze.shape[1] + 1] = maze.grid == 1
-        return grid
+        return dynamics.padded(maze.grid, self.H, self.W)
 
     @property
     def pos(self) -> torch.Tensor:
@@ -197,12 +198,17 @@ class MazeBatch:
         """`step` without building its result (the generation loop's form): updates the state
         and returns `goal, terminated, truncated, event`, each `[B]`."""
         active = ~self.done
-        stop = actions == STOP_ACTION
-        target = torch.where(stop, self.stop_cell, self.flat + self.offsets[actions])
+        # a stop's offset is 0, and so is an ended row's: its target is the agent's own cell
+        # (the rules make a stop STOP; an ended row's event is overwritten below)
+        target = self.flat + self.offsets.index_select(0, actions).masked_fill_(self.done, 0)
         here = self.visited.gather(1, target[:, None]).squeeze(1)
-        blocked = here < 0
-        moved = active & ~blocked
-        goal = moved & (target == self.goal_flat)
+        event = dynamics.event(
+            actions, here, target == self.goal_flat, self.episode, self.event_table
+        )
+        # the event of rows that had already ended is DONE_ALREADY, whatever their action
+        event.masked_fill_(self.done, DONE_ALREADY)
+        moved = here >= 0  # a stop or an ended row "moves" to its own cell
+        goal = event == GOAL
         self.flat = torch.where(moved, target, self.flat)
         # every row stands on a cell entered in its current episode: stamp it (again)
         self.visited.scatter_(1, self.flat[:, None], self.episode[:, None])
@@ -211,15 +217,7 @@ class MazeBatch:
             move = self.routes.gather(2, t.expand(-1, self.routes.shape[1], 1)).squeeze(2)
             self.on_route &= ~active[:, None] | (move == actions[:, None])
         self.steps += active
-        # the event: MOVE = 0, DONE_ALREADY = -1 (written last, over whatever an ended row's
-        # action would do), every other one ends the episode; the stop cell is a wall, and a
-        # cell stamped with this episode (never a wall) is a revisit
-        event = torch.where(blocked, WALL, MOVE).masked_fill_(stop, STOP)
-        if not self.allow_revisits:
-            event.masked_fill_(here == self.episode, REVISIT)
-        event.masked_fill_(goal, GOAL).masked_fill_(self.done, DONE_ALREADY)
-        terminated = event > MOVE
-        truncated = (event == MOVE) & (self.steps >= self.max_steps)
+        terminated, truncated = dynamics.outcome(event, self.steps, self.max_steps)
         ended = terminated | truncated
         if self.track_routes:
             matched = self.on_route & (self.route_len == self.steps[:, None])

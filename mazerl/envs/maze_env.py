@@ -7,18 +7,8 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 
-from mazerl.envs.maze import (
-    DELTAS,
-    EVENTS,
-    GOAL,
-    MOVE,
-    REVISIT,
-    WALL,
-    Maze,
-    check_max_steps,
-    default_max_steps,
-    is_open,
-)
+from mazerl.envs import dynamics
+from mazerl.envs.maze import EVENTS, GOAL, WALL, Maze, check_max_steps, default_max_steps
 from mazerl.envs.render import render_ansi, render_rgb
 from mazerl.envs.spec import MazeSpec
 
@@ -53,7 +43,8 @@ class MazeEnv(gym.Env):
     Truncated after `max_steps` steps (default: open cells - 1 without revisits, which no
     episode reaches; 4x the open cells with). A `step` after the episode ended raises
     `gymnasium.error.ResetNeeded` (as one before the first `reset` does): call `reset()`, or
-    use a vector env or `gymnasium.wrappers.Autoreset`, which reset for you.
+    use a vector env or `gymnasium.wrappers.Autoreset`, which reset for you. The rules are
+    `mazerl.envs.dynamics`, which the batched `MazeBatch` applies too.
 
     ## Info
     `event` (one of "move", "goal", "wall", "revisit"), `steps`, and `route`: on success the id
@@ -113,6 +104,15 @@ class MazeEnv(gym.Env):
         self._grid[0] = self.maze.grid
         self._grid[(1, *self.maze.start)] = 1
         self._grid[(2, *self.maze.goal)] = 1
+        # the dynamics' state (see `mazerl.envs.dynamics`), one episode per maze
+        h, w = self.maze.shape
+        self._stride = w + 2
+        self._offsets = dynamics.offsets(self._stride)
+        self._table = dynamics.EVENT_TABLE[self.allow_revisits]
+        self._visited = (-dynamics.padded(self.maze.grid, h, w).ravel().astype(int)).tolist()
+        self._flat = (self.maze.start[0] + 1) * self._stride + self.maze.start[1] + 1
+        self._goal_flat = (self.maze.goal[0] + 1) * self._stride + self.maze.goal[1] + 1
+        self._visited[self._flat] = 1
         self.position = self.maze.start
         self.path = [self.maze.start]
         self.moves: list[int] = []
@@ -128,21 +128,22 @@ class MazeEnv(gym.Env):
                 "(0 UP, 1 DOWN, 2 LEFT, 3 RIGHT)"
             )
         action = int(action)
-        dr, dc = DELTAS[action]
-        nxt = (self.position[0] + dr, self.position[1] + dc)
+        target = self._flat + self._offsets[action]
+        event = dynamics.event(
+            action, self._visited[target], target == self._goal_flat, 1, self._table
+        )
         self.moves.append(action)
         reward, route = 0.0, -1
-        if not is_open(self.maze.grid, nxt):
-            event = WALL
-        else:
-            event = REVISIT if nxt in self.path and not self.allow_revisits else MOVE
-            self.position = nxt
-            self.path.append(nxt)
-            if nxt == self.maze.goal:
-                event, reward = GOAL, 1.0
+        if event != WALL:
+            self._flat = target
+            self._visited[target] = 1
+            r, c = divmod(target, self._stride)
+            self.position = (r - 1, c - 1)
+            self.path.append(self.position)
+            if event == GOAL:
+                reward = 1.0
                 route = self._route_ids.get(tuple(self.moves), -1)
-        terminated = event != MOVE
-        truncated = not terminated and len(self.moves) >= self.max_steps
+        terminated, truncated = dynamics.outcome(event, len(self.moves), self.max_steps)
         self.ended = terminated or truncated
         info = {"event": EVENTS[event], "steps": len(self.moves), "route": route}
         return self._obs(), reward, terminated, truncated, info
