@@ -14,8 +14,10 @@ from test_paired import fake_run
 from mazerl.analysis import find_runs, summarize
 from mazerl.analysis.figures import method_name
 from mazerl.analysis.leaderboard import board_rows, draw_frontier, frontier_points, measure
+from mazerl.analysis.runs import at_step, evaluations
 from mazerl.analysis.tables import aggregate
 from mazerl.core.config import CONF_DIR
+from mazerl.core.errors import UserError
 
 T2 = 4.302652729749462  # t(0.975) on 2 degrees of freedom
 T1 = 12.706204736174694  # on 1
@@ -240,3 +242,65 @@ def test_methods_routes_preset_is_rare_routes_for_every_method():
     assert method_name("pkpo", 0.0, mine) == "PKPO (k = 4)"
     assert method_name("grpo", 0.5) == "F-GRPO γ 0.5"
     assert method_name("maxrl", 0.5) == "MaxRL + focal γ 0.5"
+
+
+def test_at_step_reads_every_run_as_it_stood_then(tmp_path):
+    sweep = board_sweep(tmp_path / "sweep", rise=0.01)  # PKPO 0.01 lower per step before 20
+    run = at_step(next(r for r in find_runs(sweep) if r.path.name == "pkpo_N8_g0_s1"), 10)
+    # seed 1: GRPO p (0.3, 0.3) + 0.05 - 0.01 * (20 - 10) = 0.25 on both mazes; base 0.2
+    assert run.metrics["final"]["eval/id/exact_pass@1"] == pytest.approx(0.25)
+    assert run.metrics["final"]["eval/id/delta_exact_pass@1_vs_base"] == pytest.approx(0.05)
+    assert sorted(evaluations(run)) == [5, 10] and run.metrics["iterations"] == 10
+    rows = section(summarize(sweep, step=10), "### Leaderboard, id")
+    assert line(rows, "| 8 | PKPO")[6] == "-5.0 [-5.0, -5.0]"  # 0.05 - 0.01 * 10
+    assert line(rows, "| 8 | MaxRL")[3] == "50.0"  # flat: as at the end
+    gone = at_step(run, 12)
+    assert gone.metrics is None and gone.problem == "no evaluation at step 12 (last: 10)"
+    with pytest.raises(UserError, match="--at-step -1: must be a step >= 0"):
+        summarize(sweep, step=-1)
+
+
+def test_two_folders_holding_one_run_count_it_once(tmp_path):
+    """The leaderboard's GRPO runs come from the long study: launched there with `algo` left
+    at its default and twice as many steps, read at the leaderboard's length."""
+    board = board_sweep(tmp_path / "board", seeds=(0, 1))
+    for step in (15, 20):  # stopped at step 10: a prefix of the long study's run
+        (board / "grpo_N8_g0_s1" / "eval" / f"step_{step:07d}.json").unlink()
+    (board / "grpo_N8_g0_s1" / "metrics.json").unlink()
+    long = tmp_path / "long"
+    for seed in (0, 1, 2):
+        overrides = ["experiment=long", "focal.gamma=0", f"seed={seed}", "train.group_size=8"]
+        run = fake_run(long, f"grpo_s{seed}", overrides, GRPO[seed], 40, tb=False, rise=0.0)
+        choices = {"hydra": {"runtime": {"choices": {"algo": "grpo"}}}}
+        (run / ".hydra" / "hydra.yaml").write_text(yaml.safe_dump(choices))
+    table = summarize(board, long, out=tmp_path / "out", step=20)
+    once = table.split("Runs found in more than one folder:")[1].split("\n\n#")[0]
+    assert (
+        f"- {board / 'grpo_N8_g0_s0'} also ran as {long / 'grpo_s0'}: the same exact "
+        + ("per-maze values at each of the 4 evaluations they share; counted once")
+        in once
+    )  # steps 5 to 20; a tie keeps the first folder's
+    assert (
+        f"- {long / 'grpo_s1'} also ran as {board / 'grpo_N8_g0_s1'}: the same exact "
+        + ("per-maze values at each of the 2 evaluations they share; counted once")
+        in once
+    )  # the one read further is kept
+    rows = section(table, "### Leaderboard, id")
+    assert line(rows, "| 8 | GRPO")[2] == "3"  # seeds 0 and 1 once, seed 2 from the long study
+    assert line(rows, "| 8 | MaxRL")[6] == f"+15.0 [{15 - 100 * T1 * 0.05:+.1f}, " + (
+        f"{15 + 100 * T1 * 0.05:+.1f}]"
+    )  # seeds 0, 1: shifts 0.1, 0.2 against GRPO, as in one folder
+    assert (
+        (tmp_path / "out" / "summary.md")
+        .read_text()
+        .startswith(
+            f"Every run as it stood at step 20 (`mazerl-summarize {board} {long} --out "
+            f"{tmp_path / 'out'} --at-step 20`)."
+        )
+    )
+    # a run that differs where both evaluated is a different run: nothing is merged
+    exact = json.loads((long / "grpo_s0" / "eval" / "step_0000010.json").read_text())
+    exact["id"]["per_maze"]["exact_p"][0] += 1e-9
+    (long / "grpo_s0" / "eval" / "step_0000010.json").write_text(json.dumps(exact))
+    table = summarize(board, long, out=tmp_path / "out2", step=20)
+    assert "more than one folder" not in table and f"folder={long}" in table

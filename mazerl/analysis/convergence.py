@@ -27,16 +27,14 @@ def trend_columns(cols: list[str]) -> list[str]:
 def values_at(run: Run, col: str, steps: Iterable[int]) -> list[float]:
     """The set-level value of `eval/<set>/<metric>` at each evaluation step."""
     _, set_name, metric = col.split("/")
-    evals = evaluations(run.path)
+    evals = evaluations(run)
     return [float(evals[s][set_name][metric]) for s in steps]
 
 
 def common_steps(runs: list[Run], col: str) -> list[int]:
     """The evaluation steps at which every run logged `col`."""
     _, set_name, metric = col.split("/")
-    sets = [
-        {s for s, ev in evaluations(r.path).items() if metric in ev.get(set_name, {})} for r in runs
-    ]
+    sets = [{s for s, ev in evaluations(r).items() if metric in ev.get(set_name, {})} for r in runs]
     return sorted(set.intersection(*sets)) if sets else []
 
 

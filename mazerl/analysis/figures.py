@@ -513,8 +513,8 @@ def trend_metrics(runs: list[Run], set_name: str) -> list[str]:
     """Pass@1 and pass@K of `set_name`, K = 256 or the largest k below it, that every run
     logged at every saved evaluation: exact where logged, else sampled; none where a run
     saved no evaluation."""
-    evals = [ev.get(set_name, {}) for r in runs for ev in evaluations(r.path).values()]
-    if not runs or not all(evaluations(r.path) for r in runs):
+    evals = [ev.get(set_name, {}) for r in runs for ev in evaluations(r).values()]
+    if not runs or not all(evaluations(r) for r in runs):
         return []
     for family in ("exact_pass", "pass"):
         ks = set.intersection(*({int(m.split("@")[1]) for m in ev if m.startswith(f"{family}@")
@@ -549,7 +549,7 @@ def plot_gap(dest: Output, runs: list[Run], cols: list[str]) -> Path | None:
         n = group_size(a)
         method = method_label(b, keys, n_key)
         row = axes[ns.index(n)]
-        steps = sorted(set.intersection(*(set(evaluations(r.path)) for p in pairs for r in p)))
+        steps = sorted(set.intersection(*(set(evaluations(r)) for p in pairs for r in p)))
         for ax, col in zip(row, metrics, strict=True):
             diffs = [paired_difference(paired_matrix(pairs, col, step)) for step in steps]
             mean = 100 * np.array([d.mean for d in diffs])
@@ -588,7 +588,7 @@ def plot_frontier(dest: Output, runs: list[Run], cols: list[str]) -> Path | None
     keys = swept_keys(runs)
     n_key = next((k for k in N_KEYS if k in keys), None)
     s = first_set(cols)
-    with_evals = [r for r in runs if evaluations(r.path)]
+    with_evals = [r for r in runs if evaluations(r)]
     metrics = trend_metrics(with_evals, s)
     if not with_evals or not metrics:
         return None
@@ -607,11 +607,11 @@ def plot_frontier(dest: Output, runs: list[Run], cols: list[str]) -> Path | None
             members = [r for r in here if method_label(r, keys, n_key) == method]
             if not members:
                 continue
-            steps = sorted(set.intersection(*(set(evaluations(r.path)) for r in members)))
+            steps = sorted(set.intersection(*(set(evaluations(r)) for r in members)))
             _, set_name, m1 = p1.split("/")
             m256 = p256.split("/")[2]
-            xs = [np.mean([evaluations(r.path)[t][set_name][m256] for r in members]) for t in steps]
-            ys = [np.mean([evaluations(r.path)[t][set_name][m1] for r in members]) for t in steps]
+            xs = [np.mean([evaluations(r)[t][set_name][m256] for r in members]) for t in steps]
+            ys = [np.mean([evaluations(r)[t][set_name][m1] for r in members]) for t in steps]
             ax.plot(xs, ys, color=palette[method], lw=1.2, marker=".", ms=3, label=method)
             if len(xs) > 1:
                 ax.annotate("", (xs[-1], ys[-1]), (xs[-2], ys[-2]),

@@ -159,7 +159,7 @@ def route_matrix(pairs: list[tuple[Run, Run]], col: str) -> np.ndarray:
     _, set_name, metric = col.split("/")
     per = []
     for run in (r for p in pairs for r in p):
-        evals = evaluations(run.path)
+        evals = evaluations(run)
         maze = ((evals[max(evals)] if evals else {}).get(set_name) or {}).get("per_maze") or {}
         per.append(maze if maze.get("route_mass") is not None else None)
     same = None not in per and len({(len(p["route_mass"]), p.get("mazes_hash")) for p in per}) == 1

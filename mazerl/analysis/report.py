@@ -22,17 +22,18 @@ from mazerl.analysis.leaderboard import (
     varies_methods,
     write_board_csv,
 )
-from mazerl.analysis.runs import Run, find_runs
+from mazerl.analysis.runs import Run, agree, at_step, config_value, evaluations, find_runs
 from mazerl.analysis.tables import aggregate, markdown, paired_comparisons, write_csv
 from mazerl.core.errors import UserError
 
 
-def summarize(*folders: Path, out: Path | None = None) -> str:
+def summarize(*folders: Path, out: Path | None = None, step: int | None = None) -> str:
     """Write `summary.md`, `summary.csv` and the figures into `out` (default: the one folder
     given) for every run under `folders`, and for a sweep of 3 or more methods (`algo`) the
     leaderboard (`mazerl.analysis.leaderboard`: its section, leaderboard.csv and
-    leaderboard.png); returns the markdown. Runs of different folders
-    with the same overrides are told apart by a `folder` key (never paired with each other)."""
+    leaderboard.png); returns the markdown. With `step`, every run is read as it stood at
+    that evaluation (`at_step`): longer runs count as ended there, runs without it as
+    unfinished. Runs of several folders are matched as `gather` says."""
     folders = tuple(Path(f) for f in folders)
     for folder in folders:
         if not folder.is_dir():
@@ -40,13 +41,16 @@ def summarize(*folders: Path, out: Path | None = None) -> str:
     if out is None and len(folders) > 1:
         raise UserError("several sweep dirs: name the folder for the summary with --out DIR")
     out = Path(out) if out is not None else folders[0]
-    runs = gather(folders)
+    if step is not None and step < 0:
+        raise UserError(f"--at-step {step}: must be a step >= 0 at which the runs evaluated")
+    runs, notes = gather(folders, step)
     if not runs:
         where = ", ".join(map(str, folders))
         raise UserError(f"no runs under {where} (looked for folders with a .hydra/ config)")
     out.mkdir(parents=True, exist_ok=True)
     command = shlex.join(["mazerl-summarize", *map(str, folders)])
     command += f" --out {out}" if len(folders) > 1 else ""
+    command += f" --at-step {step}" if step is not None else ""
     dest = Output(out, command)
     cols, rows = aggregate(runs)
     paired = paired_comparisons(runs, cols) if rows else []
@@ -56,7 +60,7 @@ def summarize(*folders: Path, out: Path | None = None) -> str:
         e["converged"] = {s: entry_settled(trends, i, e, s) for s in sets}
     maze = any(c.startswith("eval/") for c in cols)
     board = measure(board_rows(runs), cols) if maze and varies_methods(runs) else []
-    extra = board_markdown(board, cols) + (missing_markdown(runs, board) if board else [])
+    extra = notes + board_markdown(board, cols) + (missing_markdown(runs, board) if board else [])
     extra += table4_markdown(paired) + convergence_markdown(trends, paired)
     if rows and lacking_training_data([r for r in runs if r.metrics is not None]):
         extra += [
@@ -66,6 +70,8 @@ def summarize(*folders: Path, out: Path | None = None) -> str:
             "",
         ]
     text = markdown(cols, rows, runs, paired, extra)
+    if step is not None:
+        text = f"Every run as it stood at step {step:,} (`{command}`).\n\n" + text
     (out / "summary.md").write_text(text)
     write_csv(out / "summary.csv", cols, rows, paired)
     if board:
@@ -81,16 +87,45 @@ def summarize(*folders: Path, out: Path | None = None) -> str:
     return text
 
 
-def gather(folders: tuple[Path, ...]) -> list[Run]:
-    """The runs of every folder; where one set of overrides occurs in more than one folder,
-    every run gets the override `folder=<its folder>`, so that no run hides another."""
+def gather(folders: tuple[Path, ...], step: int | None = None) -> tuple[list[Run], list[str]]:
+    """The runs of every folder (as of evaluation `step`, if given) and the markdown lines
+    saying what was matched. With several folders, runs are named without `experiment` (a
+    preset's name, not a setting: the long study and the leaderboard share their GRPO runs),
+    and a run that lacks an override key another
+    folder's runs have gets it from its config (`config_value`: `algo=grpo` for a sweep that
+    left GRPO at its default). Where one set of overrides then occurs in more than one folder
+    and every such run agrees with the one read furthest at each evaluation they share
+    (`agree`: the same run launched twice), that run is kept once; otherwise every run gets
+    the override `folder=<its folder>`, so that no run hides another."""
     by_folder = [(f, find_runs(f)) for f in folders]
-    seen: dict[tuple, set[Path]] = {}
-    for f, runs in by_folder:
-        for r in runs:
-            seen.setdefault(tuple(sorted(r.overrides.items())), set()).add(f)
-    if any(len(where) > 1 for where in seen.values()):
-        for f, runs in by_folder:
-            for r in runs:
+    if step is not None:
+        by_folder = [(f, [at_step(r, step) for r in runs]) for f, runs in by_folder]
+    runs = [r for _, rs in by_folder for r in rs]
+    if len(folders) == 1:
+        return runs, []
+    for r in runs:
+        r.overrides.pop("experiment", None)  # a preset's name: two presets can be one run
+    keys = {k for r in runs for k in r.overrides}
+    for r in runs:
+        for k in keys - r.overrides.keys():
+            if (value := config_value(r, k)) is not None:
+                r.overrides[k] = value
+    same: dict[tuple, list[Run]] = {}
+    for r in runs:
+        same.setdefault(tuple(sorted(r.overrides.items())), []).append(r)
+    repeated = [(max(rs, key=lambda r: len(evaluations(r))), rs) for rs in same.values()]
+    repeated = [(best, [r for r in rs if r is not best]) for best, rs in repeated if len(rs) > 1]
+    shared = [[agree(best, r) for r in rest] for best, rest in repeated]
+    if not all(all(n) for n in shared):
+        for f, rs in by_folder:
+            for r in rs:
                 r.overrides["folder"] = str(f)
-    return [r for _, runs in by_folder for r in runs]
+        return runs, []
+    notes = [
+        f"- {best.path} also ran as {', '.join(str(r.path) for r in rest)}: the same exact "
+        f"per-maze values at each of the {min(n)} evaluations they share; counted once"
+        for (best, rest), n in zip(repeated, shared, strict=True)
+    ]
+    dropped = {id(r) for _, rest in repeated for r in rest}
+    runs = [r for r in runs if id(r) not in dropped]
+    return runs, ["Runs found in more than one folder:", "", *notes, ""] if notes else []

@@ -12,6 +12,7 @@ with its per-maze values, `train.csv` the training scalars (both committed with 
 import csv
 import functools
 import json
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ class Run:
     overrides: dict[str, str]
     metrics: dict | None = None  # None: unfinished or unreadable
     problem: str = ""
+    until: int | None = None  # the last evaluation step it is read to (`at_step`); None: all
 
     @functools.cached_property
     def config(self) -> dict:
@@ -78,7 +80,7 @@ def find_runs(sweep: Path) -> list[Run]:
         else:
             run.metrics, run.problem = read_metrics(metrics)
             if run.metrics is not None:
-                run.metrics["final"] |= expected_distinct_routes(path)
+                run.metrics["final"] |= expected_distinct_routes(run)
         runs.append(run)
     return runs
 
@@ -86,11 +88,11 @@ def find_runs(sweep: Path) -> list[Run]:
 DISTINCT_SAMPLES = 256
 
 
-def expected_distinct_routes(path: Path) -> dict[str, float]:
-    """`routes/<set>/expected_distinct@256` of a braid-maze run's final evaluation: the exact
+def expected_distinct_routes(run: Run) -> dict[str, float]:
+    """`routes/<set>/expected_distinct@256` of a braid-maze run's last evaluation: the exact
     expected number of distinct routes among 256 samples (`distinct_routes_per_maze`),
     averaged over the set's mazes."""
-    evals = evaluations(path)
+    evals = evaluations(run)
     final = evals[max(evals)] if evals else {}
     out = {}
     for set_name, ev in final.items():
@@ -148,11 +150,12 @@ def natural_key(label: str):
     return out
 
 
-def evaluations(path: Path) -> dict[int, dict]:
-    """`{step: evaluation}` of a run's `eval/step_*.json` (per set: the scalar metrics and
-    `per_maze` values); unreadable files are left out."""
-    files = sorted((path / "eval").glob("step_*.json"))
-    return _evaluations(path, tuple((f.name, f.stat().st_mtime_ns) for f in files))
+def evaluations(run: Run) -> dict[int, dict]:
+    """`{step: evaluation}` of a run's `eval/step_*.json` up to `run.until` (per set: the
+    scalar metrics and `per_maze` values); unreadable files are left out."""
+    files = sorted((run.path / "eval").glob("step_*.json"))
+    evals = _evaluations(run.path, tuple((f.name, f.stat().st_mtime_ns) for f in files))
+    return evals if run.until is None else {s: e for s, e in evals.items() if s <= run.until}
 
 
 @functools.lru_cache(maxsize=256)
@@ -169,13 +172,74 @@ def _evaluations(path: Path, stamp: tuple) -> dict[int, dict]:
     return out
 
 
+def at_step(run: Run, step: int) -> Run:
+    """The run as it stood at evaluation `step`, as if it had ended there: read to `step`, its
+    `metrics["final"]` the scalars of `eval/step_<step>.json` (`eval/<set>/<metric>`, the
+    `delta_<pass@k>_vs_base` against its recorded base model, and on braid mazes the expected
+    distinct routes; the route-mass scalars, which need the base model's per-route masses,
+    are not rebuilt). A run, finished or not, without an evaluation at `step` is left
+    unfinished with the reason."""
+    out = Run(run.path, dict(run.overrides), until=step)
+    evaluation = evaluations(run).get(step)
+    if evaluation is None:
+        last = max(evaluations(run), default=None)
+        out.problem = f"no evaluation at step {step} (last: {'none' if last is None else last})"
+        return out
+    base = (run.metrics or {}).get("base", {})
+    final = {}
+    for set_name, values in evaluation.items():
+        for k, v in values.items():
+            if not isinstance(v, int | float) or isinstance(v, bool):
+                continue
+            col = f"eval/{set_name}/{k}"
+            final[col] = float(v)
+            if k.startswith(("pass@", "exact_pass@")) and not k.endswith("_se") and col in base:
+                final[f"eval/{set_name}/delta_{k}_vs_base"] = float(v) - base[col]
+    out.metrics = {"base": base, "final": final | expected_distinct_routes(out), "iterations": step}
+    return out
+
+
+def agree(a: Run, b: Run) -> int:
+    """The number of evaluation steps two runs share where they agree bit for bit: the same
+    sets and, on each, the same exact per-maze success probabilities; 0 where any shared
+    step differs (or nothing is shared). Two launches of one config agree at every step."""
+    ea, eb = evaluations(a), evaluations(b)
+    shared = sorted(set(ea) & set(eb))
+    for step in shared:
+        if set(ea[step]) != set(eb[step]):
+            return 0
+        for set_name, values in ea[step].items():
+            pa = (values.get("per_maze") or {}).get("exact_p")
+            if pa is None or pa != (eb[step][set_name].get("per_maze") or {}).get("exact_p"):
+                return 0
+    return len(shared)
+
+
+def config_value(run: Run, key: str) -> str | None:
+    """What `key` was in the run, as an override would name it: the config group's choice
+    (`algo` -> `grpo`, from `.hydra/hydra.yaml`), else the dotted setting of its config."""
+    try:
+        hydra = yaml.safe_load((run.path / ".hydra" / "hydra.yaml").read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        hydra = {}
+    choices = ((hydra.get("hydra") or {}).get("runtime") or {}).get("choices") or {}
+    if key in choices:
+        return str(choices[key])
+    node = run.config
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return None if isinstance(node, dict | list) else str(node)
+
+
 def per_maze_values(run: Run, col: str, step: int | None = None) -> tuple[np.ndarray, str] | None:
     """`eval/<set>/exact_pass@k` or `eval/<set>/pass@k` of every evaluation maze at `step`
     (None: the run's last evaluation), and the hash naming those mazes; None where it was
     not saved."""
     _, set_name, metric = col.split("/")
     family, k = metric.split("@")
-    evals = evaluations(run.path)
+    evals = evaluations(run)
     step = max(evals, default=None) if step is None else step
     per = ((evals.get(step) or {}).get(set_name) or {}).get("per_maze") or {}
     if family == "exact_pass" and per.get("exact_p") is not None:
@@ -192,7 +256,7 @@ def eval_curve(run: Run, col: str) -> list[tuple[int, float]]:
     _, set_name, metric = col.split("/")
     base = (run.metrics or {}).get("base", {}).get(col)
     points = [(0, base)] if base is not None else []
-    for step, ev in sorted(evaluations(run.path).items()):
+    for step, ev in sorted(evaluations(run).items()):
         value = (ev.get(set_name) or {}).get(metric)
         if value is not None:
             points.append((step, float(value)))
@@ -206,12 +270,17 @@ def train_curves(run: Run) -> dict[str, list[tuple[int, float]]]:
     if table.exists():
         with open(table, newline="") as f:
             rows = [r for r in csv.DictReader(f) if None not in r.values()]
+        rows = [r for r in rows if run.until is None or int(r["step"]) <= run.until]
         tags = [c for c in (rows[0] if rows else {}) if c != "step"]
         return {t: [(int(r["step"]), float(r[t])) for r in rows] for t in tags}
     acc = events(run)
     if acc is None:
         return {}
-    return {t: [(e.step, e.value) for e in acc.Scalars(t)] for t in acc.Tags()["scalars"]}
+    until = math.inf if run.until is None else run.until
+    return {
+        t: [(e.step, e.value) for e in acc.Scalars(t) if e.step <= until]
+        for t in acc.Tags()["scalars"]
+    }
 
 
 def load_sweep(*paths: str | Path) -> pd.DataFrame:
@@ -222,7 +291,7 @@ def load_sweep(*paths: str | Path) -> pd.DataFrame:
     records = []
     for path in paths:
         for run in find_runs(Path(path)):
-            for step, ev in sorted(evaluations(run.path).items()):
+            for step, ev in sorted(evaluations(run).items()):
                 row = {"run": str(run.path), **run.overrides}
                 row |= {"finished": run.metrics is not None, "step": step}
                 for set_name, values in ev.items():

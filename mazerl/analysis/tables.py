@@ -105,7 +105,7 @@ def paired_matrix(pairs: list[tuple[Run, Run]], col: str, step: int | None = Non
         return np.array([[b.metrics["final"][col] - a.metrics["final"][col]] for a, b in pairs])
     _, set_name, metric = col.split("/")
     return np.array(
-        [[evaluations(b.path)[step][set_name][metric] - evaluations(a.path)[step][set_name][metric]]
+        [[evaluations(b)[step][set_name][metric] - evaluations(a)[step][set_name][metric]]
          for a, b in pairs]
     )  # fmt: skip
 

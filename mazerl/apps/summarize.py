@@ -4,7 +4,8 @@ Finds every run under each SWEEP_DIR (any folder with a `.hydra/` config, whatev
 launcher), groups runs by the swept keys except `seed`, and writes `summary.md`, `summary.csv`
 and the figures into SWEEP_DIR (several folders: into `--out DIR`, runs paired across folders
 where they match); a sweep of 3 or more methods (`algo`) adds the leaderboard
-(`leaderboard.csv`, `leaderboard.png`). The markdown is also printed. The work is
+(`leaderboard.csv`, `leaderboard.png`). `--at-step STEP` reads every run as it stood at its
+evaluation at STEP (a longer run counts as ended there). The markdown is also printed. The work is
 `mazerl.analysis`, which a notebook can import directly.
 """
 
@@ -18,10 +19,16 @@ def main(argv: list[str] | None = None) -> None:
     ap = ArgumentParser(prog="mazerl-summarize", description=__doc__.split("\n")[0])
     ap.add_argument("sweep_dir", type=Path, nargs="+")
     ap.add_argument("--out", type=Path, help="where the summary goes (needed with several dirs)")
+    ap.add_argument(
+        "--at-step",
+        type=int,
+        metavar="STEP",
+        help="read every run as it stood at its evaluation at STEP (longer runs end there)",
+    )
     args = ap.parse_args(argv)
     from mazerl.analysis import summarize  # matplotlib, scipy: loaded after argument parsing
 
-    print(summarize(*args.sweep_dir, out=args.out), end="")
+    print(summarize(*args.sweep_dir, out=args.out, step=args.at_step), end="")
 
 
 if __name__ == "__main__":
