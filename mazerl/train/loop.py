@@ -60,12 +60,6 @@ class TrainingError(UserError):
 def train(cfg: DictConfig, out: Path) -> dict:
     """The whole run in the folder `out`; returns the final metrics (also in `metrics.json`)."""
     job_start = time.time()
-    if (out / "metrics.json").exists():  # a finished job of a re-launched sweep
-        finished, problem = read_metrics(out / "metrics.json")
-        if finished is not None:
-            logger.info(f"{out}: already finished (metrics.json exists); skipping")
-            return finished["final"]
-        logger.warning(f"{out}: {problem}; treating the run as unfinished and resuming it")
     # one job per run dir: a second writer would interleave its checkpoints, train.csv, evals
     with contextlib.ExitStack() as hold:
         try:
@@ -76,6 +70,12 @@ def train(cfg: DictConfig, out: Path) -> dict:
                 "two jobs would write one folder: stop that job (kill its whole process group; "
                 "a joblib sweep's workers outlive their parent) or wait for it"
             ) from None
+        if (out / "metrics.json").exists():  # a finished job of a re-launched sweep
+            finished, problem = read_metrics(out / "metrics.json")
+            if finished is not None:
+                logger.info(f"{out}: already finished (metrics.json exists); skipping")
+                return finished["final"]
+            logger.warning(f"{out}: {problem}; treating the run as unfinished and resuming it")
         return _train(cfg, out, job_start)
 
 
