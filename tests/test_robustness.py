@@ -2,7 +2,9 @@
 config validation from the command line, numeric guards."""
 
 import csv
+import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -18,6 +20,8 @@ from omegaconf import open_dict
 from mazerl.algos import POLICY_LOSSES
 from mazerl.apps.schema import register_configs
 from mazerl.core.config import CONF_DIR
+from mazerl.core.errors import UserError
+from mazerl.core.files import locked
 from mazerl.train.loop import TrainingError, train
 from mazerl.train.scalar_log import ScalarLog
 
@@ -73,6 +77,7 @@ def test_killed_and_resumed_run_equals_uninterrupted_run(train, tmp_path, base_c
     assert "Traceback" not in err
     stopped_at = int(err.split("after iteration ")[1].split("/")[0])
     assert 4 <= stopped_at < 12 and not (cut / "metrics.json").exists()
+    assert not (cut / ".run.lock").exists()  # released on the way out
 
     out, _ = train(*RESUME, run_dir=cut)  # the same command again resumes
     assert f"resuming from {cut}/checkpoints/ckpt_{stopped_at:07d}.pt" in out.stdout
@@ -254,30 +259,37 @@ def _nan_loss(**kwargs):
     return loss * float("nan"), metrics
 
 
-def test_non_finite_steps_are_skipped_counted_and_stop_the_run(tmp_path, base_cache, monkeypatch):
-    # registered for this test only: tests that walk every loss must not meet it
-    monkeypatch.setitem(POLICY_LOSSES._entries, "nan_for_test", _nan_loss)
+def _smoke_config(run_dir: Path, base_cache: Path, *overrides: str):
+    """The smoke preset's config for calling `train` in this process, Hydra's run dir set."""
     register_configs()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose(
             config_name="config",
-            overrides=[
-                *FAST,
-                f"base.cache_dir={base_cache}",
-                "algo.loss=nan_for_test",
-                "train.max_bad_steps=3",
-                "train.checkpoint_every=1",
-                "train.iterations=10",
-            ],
+            overrides=[*FAST, f"base.cache_dir={base_cache}", *overrides],
             return_hydra_config=True,
         )
     with open_dict(cfg):
-        cfg.hydra.runtime.output_dir = str(tmp_path / "run")
+        cfg.hydra.runtime.output_dir = str(run_dir)
     HydraConfig.instance().set_config(cfg)
     with open_dict(cfg):
         del cfg["hydra"]
+    return cfg
+
+
+def test_non_finite_steps_are_skipped_counted_and_stop_the_run(tmp_path, base_cache, monkeypatch):
+    # registered for this test only: tests that walk every loss must not meet it
+    monkeypatch.setitem(POLICY_LOSSES._entries, "nan_for_test", _nan_loss)
+    cfg = _smoke_config(
+        tmp_path / "run",
+        base_cache,
+        "algo.loss=nan_for_test",
+        "train.max_bad_steps=3",
+        "train.checkpoint_every=1",
+        "train.iterations=10",
+    )
     with pytest.raises(TrainingError, match="3 iterations in a row had a non-finite loss"):
         train(cfg, tmp_path / "run")
+    assert not (tmp_path / "run" / ".run.lock").exists()  # released on an error too
     ckpts = sorted((tmp_path / "run" / "checkpoints").glob("*.pt"))
     assert [p.name for p in ckpts] == ["ckpt_0000001.pt", "ckpt_0000002.pt"]
     skipped = [v for _, v in scalars(tmp_path / "run")["train/skipped_steps"]]
@@ -286,6 +298,36 @@ def test_non_finite_steps_are_skipped_counted_and_stop_the_run(tmp_path, base_ca
     base = torch.load(_run_base(tmp_path / "run"), weights_only=False)["policy_state"]
     last = torch.load(ckpts[-1], weights_only=False)["policy_state"]
     assert all(torch.equal(base[k], last[k]) for k in base)
+
+
+def test_a_run_dir_another_job_trains_is_refused_in_one_line_and_left_untouched(
+    tmp_path, base_cache
+):
+    """Two jobs on one run dir (a sweep re-launched while the first one's workers still run)
+    would interleave checkpoints, train.csv rows and evaluations: the second one stops."""
+    run = tmp_path / "run"
+    cfg = _smoke_config(run, base_cache, "train.iterations=2")
+    message = (
+        f"{run}: another job (pid {os.getpid()} on host {socket.gethostname()}) is training "
+        "this run; two jobs would write one folder: stop that job (kill its whole process "
+        "group; a joblib sweep's workers outlive their parent) or wait for it"
+    )
+    with locked(run / ".run.lock"):  # the other job: this process
+        with pytest.raises(UserError) as refused:
+            train(cfg, run)
+        assert str(refused.value) == message
+        assert [p.name for p in run.iterdir()] == [".run.lock"]  # nothing read or written
+        cli = run_app(
+            "mazerl.apps.train", *FAST, f"hydra.run.dir={run}", f"base.cache_dir={base_cache}",
+            "train.iterations=2", cwd=tmp_path, timeout=60,
+        )  # fmt: skip
+        assert cli.returncode == 2 and cli.stderr.strip() == f"error: {message}", cli.stderr
+        left = {p.name for p in run.iterdir()} - {".run.lock", ".hydra"}
+        assert all(name.endswith(".log") for name in left), left  # only what Hydra wrote
+    assert not (run / ".run.lock").exists()
+    train(cfg, run)  # the lock released: the run trains
+    assert metrics(run)["iterations"] == 2 and (run / "checkpoints" / "ckpt_0000002.pt").exists()
+    assert not [p.name for p in run.iterdir() if "run.lock" in p.name]  # lock and temporaries
 
 
 def test_resume_refuses_a_checkpoint_of_another_config(train, tmp_path):

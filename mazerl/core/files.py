@@ -29,11 +29,25 @@ LOCK_HEARTBEAT_S = 15.0  # how often the holder touches its lock file (its mtime
 LOCK_STALE_S = 300.0  # a lock file unchanged this long while watched has lost its holder
 
 
+class LockHeld(Exception):
+    """`locked(path, wait=False)` found `path` held by a live holder: pid `pid` on `host`."""
+
+    def __init__(self, path: Path, host: str, pid: int) -> None:
+        self.path, self.host, self.pid = path, host, pid
+        super().__init__(f"{path} is held by pid {pid} on host {host}")
+
+
 @contextlib.contextmanager
-def locked(path: Path, waiting: Callable[[str], None] | None = None) -> Iterator[None]:
+def locked(
+    path: Path, waiting: Callable[[str], None] | None = None, *, wait: bool = True
+) -> Iterator[None]:
     """Hold an exclusive lock on `path` for the block: the file exists while it is held and
     names its holder (`host pid token`). Another process holding it makes this wait (`waiting`,
-    if given, is told so once, with the lock path).
+    if given, is told so once, with the lock path); with `wait=False` a holder known alive
+    raises `LockHeld` instead: one on this host whose pid runs (at once), or one on another
+    host whose lock file was touched (its heartbeat) while this process watched. A dead or
+    stale holder is taken over as below either way, so `wait=False` may still watch another
+    host's untouched lock for up to `LOCK_STALE_S`.
 
     The lock is taken by hard-linking a file that already holds the owner's line to `path`,
     which succeeds for one process only (checked by the link count, as `open(2)` advises for
@@ -52,6 +66,7 @@ def locked(path: Path, waiting: Callable[[str], None] | None = None) -> Iterator
         state = _lock_state(path)
         if state is None:  # released meanwhile
             continue
+        touched = seen is not None and state != seen  # changed while watched: alive
         if state != seen:
             seen, since = state, time.monotonic()
         if _holder_gone(state[0]) or time.monotonic() - since > LOCK_STALE_S:
@@ -59,6 +74,9 @@ def locked(path: Path, waiting: Callable[[str], None] | None = None) -> Iterator
                 if _lock_state(path) == state:  # not released or touched meanwhile
                     path.unlink()
             continue
+        host, pid = state[0].split()[:2]  # a holder line (else `_holder_gone` above)
+        if not wait and (touched or host == socket.gethostname()):
+            raise LockHeld(path, host, int(pid))
         if waiting is not None:
             waiting(f"waiting for another job holding the lock {path}")
             waiting = None

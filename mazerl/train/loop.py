@@ -5,9 +5,10 @@ the batched stepper, compute group advantages times the focal weight g = (1 - mu
 then `ppo_epochs` x `minibatches` clipped updates against the sampling-time log-probs.
 Outputs (in the run dir `out`): `tb/` TensorBoard events, `checkpoints/`, `eval/*.json`,
 `train.csv` (training scalars every `log_every` iterations), `metrics.json` (written last: its
-presence marks a finished run).
+presence marks a finished run), and `.run.lock` while a job trains it (one job per run dir).
 """
 
+import contextlib
 import copy
 import signal
 import time
@@ -22,7 +23,7 @@ from mazerl.core.cache import cache_root
 from mazerl.core.config import to_container
 from mazerl.core.device import cpu_info, select_device, setup
 from mazerl.core.errors import UserError
-from mazerl.core.files import write_json_atomic
+from mazerl.core.files import LockHeld, locked, write_json_atomic
 from mazerl.envs.spec import maze_spec
 from mazerl.eval.dashboard import (
     headline_ks,
@@ -59,12 +60,27 @@ class TrainingError(UserError):
 def train(cfg: DictConfig, out: Path) -> dict:
     """The whole run in the folder `out`; returns the final metrics (also in `metrics.json`)."""
     job_start = time.time()
-    if (out / "metrics.json").exists():  # a finished job of a re-launched sweep
-        finished, problem = read_metrics(out / "metrics.json")
-        if finished is not None:
-            logger.info(f"{out}: already finished (metrics.json exists); skipping")
-            return finished["final"]
-        logger.warning(f"{out}: {problem}; treating the run as unfinished and resuming it")
+    # one job per run dir: a second writer would interleave its checkpoints, train.csv, evals
+    with contextlib.ExitStack() as hold:
+        try:
+            hold.enter_context(locked(out / ".run.lock", logger.warning, wait=False))
+        except LockHeld as held:
+            raise UserError(
+                f"{out}: another job (pid {held.pid} on host {held.host}) is training this run; "
+                "two jobs would write one folder: stop that job (kill its whole process group; "
+                "a joblib sweep's workers outlive their parent) or wait for it"
+            ) from None
+        if (out / "metrics.json").exists():  # a finished job of a re-launched sweep
+            finished, problem = read_metrics(out / "metrics.json")
+            if finished is not None:
+                logger.info(f"{out}: already finished (metrics.json exists); skipping")
+                return finished["final"]
+            logger.warning(f"{out}: {problem}; treating the run as unfinished and resuming it")
+        return _train(cfg, out, job_start)
+
+
+def _train(cfg: DictConfig, out: Path, job_start: float) -> dict:
+    """`train`'s body, run while this job holds the run dir's lock."""
     device = select_device(cfg.device)
     threads = setup(cfg.seed, cfg.threads, device)
     algo, focal = AlgoConfig(**cfg.algo), FocalConfig(**cfg.focal)
