@@ -18,6 +18,7 @@ from mazerl.algos.tail_miss import (
     tail_miss,
 )
 from mazerl.categorical.sim import SimConfig, simulate
+from mazerl.core.provenance import code_identity
 
 GRID = [(n, p, rho) for n in (1, 2, 4, 8, 16, 64) for p in (0.2, 0.5, 0.8) for rho in (0.02, 0.3)]
 
@@ -140,6 +141,7 @@ def test_categorical_app_writes_plots_and_metrics(tmp_path):
     m = json.loads((run / "metrics.json").read_text())
     assert set(m["curves"]) == {"grpo, gamma=0.5", "grpo, gamma=0"}
     assert 0 < m["theory"]["p"] < 1 and m["hparams"]["group_size"] == 8
+    assert m["code"] == code_identity()  # the code it ran: this checkout, as this process sees it
     bad = run_app(
         "mazerl.apps.categorical", f"hydra.run.dir={tmp_path}/bad", "sim.group_size=1", cwd=tmp_path
     )

@@ -13,6 +13,7 @@ from mazerl.apps.help import help_page
 from mazerl.apps.schema import APP_SCHEMAS, register_configs
 from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import ConfigError
+from mazerl.core.provenance import short_code
 
 TRAIN, EVAL, CATEGORICAL = "mazerl.apps.train", "mazerl.apps.eval", "mazerl.apps.categorical"
 
@@ -168,6 +169,8 @@ def test_a_run_that_cannot_learn_warns_once_and_shows_no_focal_weight(train):
     assert "prim mazes of 6x6 cells (corners start/goal)" in out.stdout.splitlines()[0]
     assert "zero-adv groups 1.00  focal g n/a" in out.stdout
     assert metrics(run)["cpu_capability"] in out.stdout.splitlines()[0]
+    code = metrics(run)["code"]  # the commit it ran at, short, ends the line
+    assert out.stdout.splitlines()[0].endswith(f"), code {short_code(code)}")
 
 
 def test_a_run_that_cannot_learn_stops_with_exit_2_when_asked(train):

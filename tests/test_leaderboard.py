@@ -304,3 +304,64 @@ def test_two_folders_holding_one_run_count_it_once(tmp_path):
     (long / "grpo_s0" / "eval" / "step_0000010.json").write_text(json.dumps(exact))
     table = summarize(board, long, out=tmp_path / "out2", step=20)
     assert "more than one folder" not in table and f"folder={long}" in table
+
+
+def with_code(run, commit: str | None, dirty: bool | None = False) -> None:
+    """Record `code` in a fabricated run's metrics.json, as training does."""
+    metrics = json.loads((run / "metrics.json").read_text())
+    metrics["code"] = {"version": "0.1.0", "commit": commit, "dirty": dirty}
+    (run / "metrics.json").write_text(json.dumps(metrics))
+
+
+def test_summary_names_the_code_each_run_ran_at_and_figures_the_summarizing_code(
+    tmp_path, monkeypatch
+):
+    import mazerl.analysis.figures as figures
+    import mazerl.analysis.leaderboard as leaderboard
+    import mazerl.analysis.tables as tables
+    from mazerl.core.provenance import code_identity, short_code
+
+    sweep = board_sweep(tmp_path / "sweep")  # 9 runs
+    assert summarize(sweep).splitlines()[:4] == [
+        "9 runs, 9 finished; mean ± standard error over seeds.",
+        "",
+        "Code: 9 runs recorded none (older runs).",  # the committed studies' runs
+        "",
+    ]
+    a, b = "a" * 40, "b" * 40
+    for name in ("grpo_N8_g0_s0", "grpo_N8_g0_s1", "maxrl_N8_g0_s0", "pkpo_N8_g0_s2"):
+        with_code(sweep / name, a)
+    for name in ("maxrl_N8_g0_s1", "maxrl_N8_g0_s2"):
+        with_code(sweep / name, b, dirty=True)
+    with_code(sweep / "pkpo_N8_g0_s0", None, None)  # installed from a wheel: no commit
+    real_footer, drawn = figures.footer, []
+    for module in (figures, leaderboard):
+        monkeypatch.setattr(module, "footer", lambda fig, dest: drawn.append(dest))
+    table = summarize(sweep)
+    assert table.splitlines()[2:4] == [
+        "Code: 4 runs at aaaaaaaaaaaa, 2 at bbbbbbbbbbbb+dirty, 1 at mazerl 0.1.0; 2 runs "
+        "recorded none (older runs).",
+        "",
+    ]
+    assert (sweep / "summary.md").read_text() == table
+    # every figure's footer: the command beside the code that drew it
+    assert len(drawn) > 3 and {(d.command, d.code) for d in drawn} == {
+        (f"mazerl-summarize {sweep}", short_code(code_identity()))
+    }
+    fig = plt.figure()
+    real_footer(fig, drawn[0])
+    assert [t.get_text() for t in fig.texts] == [
+        f"mazerl-summarize {sweep}  (code {short_code(code_identity())})"
+    ]
+    plt.close(fig)
+    # the two lines are all that is added: the rest reads as it did before
+    monkeypatch.setattr(tables, "code_line", lambda runs: "")
+    lines = table.splitlines()
+    assert summarize(sweep).splitlines() == lines[:2] + lines[4:]
+    monkeypatch.undo()
+    # read at a step: a run still training has no metrics.json to record its code yet
+    (sweep / "grpo_N8_g0_s0" / "metrics.json").unlink()
+    assert summarize(sweep, step=10).splitlines()[4] == (
+        "Code: 3 runs at aaaaaaaaaaaa, 2 at bbbbbbbbbbbb+dirty, 1 at mazerl 0.1.0; 2 runs "
+        "recorded none (older runs); 1 still training (metrics.json, written last, records it)."
+    )

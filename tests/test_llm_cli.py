@@ -11,6 +11,7 @@ pytest.importorskip("datasets")
 
 from mazerl.analysis import summarize
 from mazerl.apps.llm import main
+from mazerl.core.provenance import code_identity
 
 
 def fails(capsys, *argv: str) -> str:
@@ -69,6 +70,7 @@ def test_export_train_evaluate_and_summarize(tmp_path, capsys):
               "--out", str(tmp_path / "cmp" / name), "--n", "4"])  # fmt: skip
     metrics = json.loads((tmp_path / "cmp" / "trained" / "metrics.json").read_text())
     assert {"eval/id/exact_pass@1", "eval/ood_dfs/pass@4"} <= set(metrics["final"])
+    assert metrics["code"] == code_identity()
     per = json.loads((tmp_path / "cmp" / "trained" / "eval" / "step_0000000.json").read_text())
     assert len(per["id"]["per_maze"]["exact_p"]) == 5 and per["ood_dfs"]["per_maze"]["n"] == 4
     text = summarize(tmp_path / "cmp")

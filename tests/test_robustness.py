@@ -17,11 +17,13 @@ from hydra import compose, initialize_config_dir
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import open_dict
 
+import mazerl
 from mazerl.algos import POLICY_LOSSES
 from mazerl.apps.schema import register_configs
 from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import UserError
 from mazerl.core.files import locked
+from mazerl.core.provenance import PACKAGE_DIR, code_identity
 from mazerl.train.loop import TrainingError, train
 from mazerl.train.scalar_log import ScalarLog
 
@@ -327,6 +329,12 @@ def test_a_run_dir_another_job_trains_is_refused_in_one_line_and_left_untouched(
     assert not (run / ".run.lock").exists()
     train(cfg, run)  # the lock released: the run trains
     assert metrics(run)["iterations"] == 2 and (run / "checkpoints" / "ckpt_0000002.pt").exists()
+    # the code it ran at: this checkout's HEAD (None where the tests run from no checkout)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=PACKAGE_DIR, capture_output=True)
+    code = metrics(run)["code"]
+    assert code == code_identity() and code["version"] == mazerl.__version__
+    assert code["commit"] in (head.stdout.decode().strip(), None)
+    assert isinstance(code["dirty"], bool) == (code["commit"] is not None)
     assert not [p.name for p in run.iterdir() if "run.lock" in p.name]  # lock and temporaries
 
 

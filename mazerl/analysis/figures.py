@@ -35,10 +35,12 @@ N_KEYS = ("train.group_size", "sim.group_size")
 
 
 class Output(NamedTuple):
-    """Where the figures go, and the command that drew them (printed in each footer)."""
+    """Where the figures go, the command that drew them and the code it ran (`short_code`:
+    its commit), printed in each footer."""
 
     folder: Path
     command: str
+    code: str = ""
 
 
 def final_pictures(run: Run) -> dict[str, np.ndarray]:
@@ -154,8 +156,9 @@ def save_figure(fig, path: Path) -> Path:
 
 
 def footer(fig, dest: Output) -> None:
-    """The command that drew the figure, at its bottom left."""
-    fig.text(0.005, 0.005, dest.command, fontsize=6, color="0.45")
+    """The command that drew the figure and the code's commit, at its bottom left."""
+    text = f"{dest.command}  (code {dest.code})" if dest.code else dest.command
+    fig.text(0.005, 0.005, text, fontsize=6, color="0.45")
 
 
 ALGO_NAMES = {

@@ -25,15 +25,17 @@ from mazerl.analysis.leaderboard import (
 from mazerl.analysis.runs import Run, agree, at_step, config_value, evaluations, find_runs
 from mazerl.analysis.tables import aggregate, markdown, paired_comparisons, write_csv
 from mazerl.core.errors import UserError
+from mazerl.core.provenance import code_identity, short_code
 
 
 def summarize(*folders: Path, out: Path | None = None, step: int | None = None) -> str:
     """Write `summary.md`, `summary.csv` and the figures into `out` (default: the one folder
     given) for every run under `folders`, and for a sweep of 3 or more methods (`algo`) the
     leaderboard (`mazerl.analysis.leaderboard`: its section, leaderboard.csv and
-    leaderboard.png); returns the markdown. With `step`, every run is read as it stood at
-    that evaluation (`at_step`): longer runs count as ended there, runs without it as
-    unfinished. Runs of several folders are matched as `gather` says."""
+    leaderboard.png); returns the markdown. summary.md names the code the runs ran at
+    (`code_line`), each figure's footer the command and the code that drew it. With `step`,
+    every run is read as it stood at that evaluation (`at_step`): longer runs count as ended
+    there, runs without it as unfinished. Runs of several folders are matched as `gather` says."""
     folders = tuple(Path(f) for f in folders)
     for folder in folders:
         if not folder.is_dir():
@@ -51,7 +53,7 @@ def summarize(*folders: Path, out: Path | None = None, step: int | None = None) 
     command = shlex.join(["mazerl-summarize", *map(str, folders)])
     command += f" --out {out}" if len(folders) > 1 else ""
     command += f" --at-step {step}" if step is not None else ""
-    dest = Output(out, command)
+    dest = Output(out, command, short_code(code_identity()))
     cols, rows = aggregate(runs)
     paired = paired_comparisons(runs, cols) if rows else []
     trends = convergence(runs, cols, paired) if rows else {"groups": {}, "paired": []}

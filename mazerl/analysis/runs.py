@@ -177,8 +177,8 @@ def at_step(run: Run, step: int) -> Run:
     `metrics["final"]` the scalars of `eval/step_<step>.json` (`eval/<set>/<metric>`, the
     `delta_<pass@k>_vs_base` against its recorded base model, and on braid mazes the expected
     distinct routes; the route-mass scalars, which need the base model's per-route masses,
-    are not rebuilt). A run, finished or not, without an evaluation at `step` is left
-    unfinished with the reason."""
+    are not rebuilt; `code` where its `metrics.json` has one). A run, finished or not,
+    without an evaluation at `step` is left unfinished with the reason."""
     out = Run(run.path, dict(run.overrides), until=step)
     evaluation = evaluations(run).get(step)
     if evaluation is None:
@@ -196,6 +196,8 @@ def at_step(run: Run, step: int) -> Run:
             if k.startswith(("pass@", "exact_pass@")) and not k.endswith("_se") and col in base:
                 final[f"eval/{set_name}/delta_{k}_vs_base"] = float(v) - base[col]
     out.metrics = {"base": base, "final": final | expected_distinct_routes(out), "iterations": step}
+    if "code" in (run.metrics or {}):
+        out.metrics["code"] = run.metrics["code"]
     return out
 
 

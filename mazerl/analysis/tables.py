@@ -20,6 +20,7 @@ from mazerl.analysis.runs import (
     swept_keys,
 )
 from mazerl.analysis.stats import mean_se, paired_difference
+from mazerl.core.provenance import short_code
 
 MAZE_KS = (1, 8, 64, 256)  # sampled pass@k columns (runs without exact values)
 EXACT_KS = (1, 8, 256, 2048)  # exact pass@k columns
@@ -237,6 +238,33 @@ def base_row(runs: list[Run], section: list[str]) -> list[str]:
     return [f"| base model | {len(bases)} | " + " | ".join(cells) + " |"]
 
 
+def code_line(runs: list[Run]) -> str:
+    """Which code the finished runs ran at (`metrics.json`'s `code`), most runs first:
+    `Code: 3 runs at 1a2b3c4d5e6f, 2 at 9f8e7d6c5b4a+dirty; 12 runs recorded none (older
+    runs)`; a run read at a step before it finished (`at_step`) has no `metrics.json` yet to
+    record it. Empty without finished runs."""
+    finished = [r for r in runs if r.metrics is not None]
+    counts: dict[str, int] = defaultdict(int)
+    for r in finished:
+        if isinstance(code := r.metrics.get("code"), dict):
+            counts[short_code(code)] += 1
+    ranked = sorted(counts.items(), key=lambda item: -item[1])  # ties: as first met
+    parts = []
+    for label, n in ranked:  # the unit named once: "3 runs at A, 2 at B"
+        unit = "" if parts else "run " if n == 1 else "runs "
+        parts.append(f"{n} {unit}at {label}")
+    missing = [r for r in finished if not isinstance(r.metrics.get("code"), dict)]
+    running = sum(not (r.path / "metrics.json").exists() for r in missing)
+    tail = []
+    if len(missing) > running:
+        n = len(missing) - running
+        tail.append(f"{n} {'run' if n == 1 else 'runs'} recorded none (older runs)")
+    if running:
+        tail.append(f"{running} still training (metrics.json, written last, records it)")
+    text = "; ".join(x for x in (", ".join(parts), *tail) if x)
+    return f"Code: {text}." if text else ""
+
+
 def table_head(columns: list[str]) -> list[str]:
     """A markdown table's header line and rule."""
     return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
@@ -249,14 +277,16 @@ def markdown(
     paired: list[dict] = (),
     extra: list[str] = (),
 ) -> str:
-    """One table per evaluation set (maze sweeps) or one table (categorical sweeps), the
-    paired differences, the `extra` lines (convergence), then the runs that are missing or
-    unfinished."""
+    """The code the runs ran at (`code_line`), one table per evaluation set (maze sweeps) or
+    one table (categorical sweeps), the paired differences, the `extra` lines (convergence),
+    then the runs that are missing or unfinished."""
     lines = [
         f"{len(runs)} runs, {sum(r.metrics is not None for r in runs)} finished; "
         "mean ± standard error over seeds.",
         "",
     ]
+    if code := code_line(runs):
+        lines += [code, ""]
     sections: dict[str, list[str]] = defaultdict(list)
     for c in cols:
         if c.startswith("eval/"):

@@ -44,6 +44,7 @@ def run(cfg: DictConfig, out: Path) -> dict:
     from mazerl.categorical.sim import CategoricalConfig, SimConfig, masses, simulate
     from mazerl.core.files import write_json_atomic
     from mazerl.core.plugins import load_plugins
+    from mazerl.core.provenance import code_identity
     from mazerl.eval.dashboard import categorical_layout, write_hparams
 
     load_plugins()  # again: a launcher may run this job in a fresh process
@@ -88,6 +89,7 @@ def run(cfg: DictConfig, out: Path) -> dict:
         "curves": {k: v["curves"] for k, v in runs.items()},
         "hparams": {"algo": algo.name, "gamma": focal.gamma, "group_size": sim.group_size},
         "wall_time_s": time.time() - t0,
+        "code": dict(code_identity()),
     }
     write_json_atomic(metrics, out / "metrics.json")
     print(json.dumps({"group_size": sim.group_size, "gamma": focal.gamma, **final}))

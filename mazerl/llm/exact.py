@@ -33,6 +33,7 @@ import torch
 
 from mazerl.core.errors import UserError
 from mazerl.core.files import write_json_atomic
+from mazerl.core.provenance import code_identity
 from mazerl.envs.maze import Maze
 from mazerl.eval.evaluate import EvalSet, mazes_hash, sampled_metrics
 from mazerl.eval.passk import exact_pass_at_k, standard_error
@@ -251,7 +252,8 @@ def evaluate_set(
 
 def write_run(out: Path, results: dict[str, dict], about: dict, overrides: list[str]) -> None:
     """Write an evaluation as a mazerl run folder that `mazerl-summarize` reads: `metrics.json`
-    (`final`: `eval/<set>/<metric>` scalars; `about`: the model, format, settings),
+    (`final`: `eval/<set>/<metric>` scalars; `about`: the model, format, settings; `code`:
+    this code's version and commit, `code_identity`),
     `eval/step_0000000.json` (per-maze values) and `.hydra/overrides.yaml` (the `key=value`
     items that name this run in a summary's groups, e.g. `model=base`)."""
     final = {
@@ -263,4 +265,5 @@ def write_run(out: Path, results: dict[str, dict], about: dict, overrides: list[
     write_json_atomic(results, out / "eval" / "step_0000000.json")
     (out / ".hydra").mkdir(parents=True, exist_ok=True)
     (out / ".hydra" / "overrides.yaml").write_text("".join(f"- {o}\n" for o in overrides))
-    write_json_atomic({"final": final, "about": about}, out / "metrics.json")
+    metrics = {"final": final, "about": about, "code": dict(code_identity())}
+    write_json_atomic(metrics, out / "metrics.json")

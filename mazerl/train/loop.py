@@ -5,7 +5,9 @@ the batched stepper, compute group advantages times the focal weight g = (1 - mu
 then `ppo_epochs` x `minibatches` clipped updates against the sampling-time log-probs.
 Outputs (in the run dir `out`): `tb/` TensorBoard events, `checkpoints/`, `eval/*.json`,
 `train.csv` (training scalars every `log_every` iterations), `metrics.json` (written last: its
-presence marks a finished run), and `.run.lock` while a job trains it (one job per run dir).
+presence marks a finished run; `code`: the version and git commit of the code, `code_identity`,
+as the job that finished the run found it at its start), and `.run.lock` while a job trains it
+(one job per run dir).
 """
 
 import contextlib
@@ -24,6 +26,7 @@ from mazerl.core.config import to_container
 from mazerl.core.device import cpu_info, select_device, setup
 from mazerl.core.errors import UserError
 from mazerl.core.files import LockHeld, locked, write_json_atomic
+from mazerl.core.provenance import code_identity
 from mazerl.envs.spec import maze_spec
 from mazerl.eval.dashboard import (
     headline_ks,
@@ -85,10 +88,10 @@ def _train(cfg: DictConfig, out: Path, job_start: float) -> dict:
     threads = setup(cfg.seed, cfg.threads, device)
     algo, focal = AlgoConfig(**cfg.algo), FocalConfig(**cfg.focal)
     progress = Progress(progress_mode(cfg.logger), cfg.train.log_every)
-    cpu = cpu_info()
+    cpu, code = cpu_info(), dict(code_identity())
     mazes = maze_spec(cfg.maze).describe()
     summary = config_summary(
-        out, device, threads, mazes, cpu, algo=algo, focal=focal, train=cfg.train,
+        out, device, threads, mazes, cpu, code, algo=algo, focal=focal, train=cfg.train,
         maze=cfg.maze, policy=cfg.policy, seed=cfg.seed,
     )  # fmt: skip
     progress.log(summary)
@@ -271,6 +274,7 @@ def _train(cfg: DictConfig, out: Path, job_start: float) -> dict:
         "threads": threads,
         "device": str(device),
         **cpu,
+        "code": code,
         "hparams": hparams,
     }
     write_json_atomic(metrics, out / "metrics.json")

@@ -17,6 +17,7 @@ from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
 from mazerl.algos import AlgoConfig, FocalConfig
+from mazerl.core.provenance import short_code
 
 logger = logging.getLogger("mazerl")
 
@@ -51,6 +52,7 @@ def config_summary(
     threads: int,
     mazes: str,
     cpu: dict[str, str],
+    code: dict,
     *,
     algo: AlgoConfig,
     focal: FocalConfig,
@@ -62,7 +64,7 @@ def config_summary(
     """One line naming the run: method (`algo.name`, `focal.gamma`), group size and prompts
     (`train`), the training mazes (`mazes`: what the maze spec says it draws; `maze.routes`
     and `maze.pool_size`), `policy.name`, `seed`, where it runs (the CPU's model and vector
-    capability) and where it writes."""
+    capability), the code it runs (`code`: its commit, `short_code`) and where it writes."""
     t, m = train, maze
     extra = (f", {m.routes} routes" if m.routes > 1 else "") + (
         f", a pool of {m.pool_size}" if m.pool_size else ""
@@ -70,7 +72,8 @@ def config_summary(
     return (
         f"run {out}: {algo.name}, focal gamma {focal.gamma:g}, {t.num_prompts} mazes x "
         f"{t.group_size} rollouts, {mazes}{extra}, policy {policy.name}, seed {seed}, "
-        f"{device} with {threads} threads ({cpu['cpu']}, {cpu['cpu_capability']})"
+        f"{device} with {threads} threads ({cpu['cpu']}, {cpu['cpu_capability']}), "
+        f"code {short_code(code)}"
     )
 
 
