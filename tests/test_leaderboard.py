@@ -89,11 +89,12 @@ def test_leaderboard_rows_and_paired_differences_by_hand(tmp_path):
 
 def test_focal_variants_are_compared_with_grpo_at_gamma_0(tmp_path):
     sweep = board_sweep(tmp_path / "sweep")
-    for algo, shift in (("grpo", 0.3), ("maxrl", 0.1)):  # F-GRPO and MaxRL + focal
-        for seed in (0, 1, 2):
-            overrides = [f"algo={algo}", "focal.gamma=0.5", f"seed={seed}", "train.group_size=8"]
+    for algo, gamma, shift in (("grpo", 0.5, 0.3), ("maxrl", 0.5, 0.1), ("grpo", 1.0, 0.2)):
+        for seed in (0, 1, 2):  # F-GRPO at 0.5 and 1.0, MaxRL + focal
+            overrides = [f"algo={algo}", f"focal.gamma={gamma}", f"seed={seed}",
+                         "train.group_size=8"]  # fmt: skip
             p = [x + shift for x in GRPO[seed]]
-            fake_run(sweep, f"{algo}_N8_g0.5_s{seed}", overrides, p, tb=False, rise=0.0)
+            fake_run(sweep, f"{algo}_N8_g{gamma}_s{seed}", overrides, p, tb=False, rise=0.0)
     rows = section(summarize(sweep), "### Leaderboard, id")
     # +10 points over GRPO at gamma 0 on every seed and maze (-20 against F-GRPO)
     assert line(rows, "| 8 | MaxRL + focal γ 0.5")[6] == "+10.0 [+10.0, +10.0]"
@@ -106,6 +107,9 @@ def test_focal_variants_are_compared_with_grpo_at_gamma_0(tmp_path):
     face = {c.get_label(): c.lines[0].get_markerfacecolor() for c in axes[0][0].containers}
     assert colour["MaxRL + focal γ 0.5"] == colour["MaxRL"] != colour["F-GRPO γ 0.5"]
     assert face["MaxRL + focal γ 0.5"] == "none" and face["MaxRL"] == colour["MaxRL"]
+    shape = {c.get_label(): c.lines[0].get_marker() for c in axes[0][0].containers}
+    assert shape["MaxRL"] == "o" and shape["F-GRPO γ 0.5"] == shape["MaxRL + focal γ 0.5"] == "D"
+    assert shape["F-GRPO γ 1"] == "v" and colour["F-GRPO γ 1"] == colour["F-GRPO γ 0.5"]
     plt.close(fig)
 
 

@@ -56,7 +56,7 @@ FRONTIER_NOTE = (
     "crosses: 95% interval of the paired difference from GRPO (same N, seed and maze; two-way "
     "seed x maze decomposition) around the method's seed mean: a cross that misses GRPO's dotted "
     "line is a difference shown (intervals across seeds alone would leave out the maze draw "
-    "and the pairing); hollow: with the focal weight"
+    "and the pairing); hollow: with the focal weight (circle gamma 0, then one marker per gamma)"
 )
 
 
@@ -479,9 +479,12 @@ def frontier_points(rows: list[Row], x_col: str, y_col: str) -> dict[int, list[P
 def draw_frontier(points: dict[int, list[Point]], x_label: str, y_label: str):
     """One panel per N: each method at its seed means with its interval cross, GRPO a black
     square with dotted lines through it, the base model a black star; a colour per algorithm
-    (its focal variant hollow, in the same colour). Returns the figure and its axes."""
+    (its focal variants hollow, in the same colour) and a marker per gamma (F-GRPO at 0.5 and
+    at 1.0 apart). Returns the figure and its axes."""
     ns = sorted(points)
-    palette = colours(sorted({p.algo for ps in points.values() for p in ps if p.kind == "method"}))
+    methods = [p for ps in points.values() for p in ps if p.kind == "method"]
+    palette = colours(sorted({p.algo for p in methods}))
+    marker = dict(zip(sorted({0.0} | {p.gamma for p in methods}), "oDv^<>ph8", strict=False))
     fig, axes = plt.subplots(1, len(ns), figsize=(max(6.5, 5.2 * len(ns)), 5.0), squeeze=False)
     for ax, n in zip(axes[0], ns, strict=True):
         for p in points[n]:
@@ -495,7 +498,7 @@ def draw_frontier(points: dict[int, list[Point]], x_label: str, y_label: str):
                 colour = palette[p.algo]
                 ax.errorbar(
                     p.x, p.y, xerr=None if math.isnan(p.dx) else p.dx,
-                    yerr=None if math.isnan(p.dy) else p.dy, fmt="o", ms=6, capsize=2,
+                    yerr=None if math.isnan(p.dy) else p.dy, fmt=marker[p.gamma], ms=6, capsize=2,
                     color=colour, mfc="none" if p.gamma else colour, label=p.name,
                 )  # fmt: skip
         ax.set(xlabel=x_label, ylabel=y_label, title=f"N = {n}" if n else "")
