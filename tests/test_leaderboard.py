@@ -267,7 +267,10 @@ def test_at_step_reads_every_run_as_it_stood_then(tmp_path):
 def test_two_folders_holding_one_run_count_it_once(tmp_path):
     """The leaderboard's GRPO runs come from the long study: launched there with `algo` left
     at its default and twice as many steps, read at the leaderboard's length."""
-    board = board_sweep(tmp_path / "board", seeds=(0, 1))
+    grid = {"algo": "grpo,maxrl,pkpo", "focal.gamma": 0, "seed": "0,1", "train.group_size": 8}
+    board = board_sweep(tmp_path / "board", seeds=(0, 1), grid=grid)
+    (board / "pkpo_N8_g0_s1" / "metrics.json").unlink()
+    (board / "pkpo_N8_g0_s1" / "eval" / "step_0000020.json").unlink()  # still running
     for step in (15, 20):  # stopped at step 10: a prefix of the long study's run
         (board / "grpo_N8_g0_s1" / "eval" / f"step_{step:07d}.json").unlink()
     (board / "grpo_N8_g0_s1" / "metrics.json").unlink()
@@ -275,8 +278,9 @@ def test_two_folders_holding_one_run_count_it_once(tmp_path):
     for seed in (0, 1, 2):
         overrides = ["experiment=long", "focal.gamma=0", f"seed={seed}", "train.group_size=8"]
         run = fake_run(long, f"grpo_s{seed}", overrides, GRPO[seed], 40, tb=False, rise=0.0)
-        choices = {"hydra": {"runtime": {"choices": {"algo": "grpo"}}}}
-        (run / ".hydra" / "hydra.yaml").write_text(yaml.safe_dump(choices))
+        grid = {"focal.gamma": 0, "seed": "0,1,2", "train.group_size": 8}
+        hydra = {"runtime": {"choices": {"algo": "grpo"}}, "sweeper": {"params": grid}}
+        (run / ".hydra" / "hydra.yaml").write_text(yaml.safe_dump({"hydra": hydra}))
     table = summarize(board, long, out=tmp_path / "out", step=20)
     once = table.split("Runs found in more than one folder:")[1].split("\n\n#")[0]
     assert (
@@ -291,6 +295,8 @@ def test_two_folders_holding_one_run_count_it_once(tmp_path):
     )  # the one read further is kept
     rows = section(table, "### Leaderboard, id")
     assert line(rows, "| 8 | GRPO")[2] == "3"  # seeds 0 and 1 once, seed 2 from the long study
+    # the two grids name GRPO seeds 0 and 1 once: 3 x 2 + 1 runs declared, PKPO seed 1 missing
+    assert "Not on the board yet: 1 runs (the sweep declares 7:" in table
     assert line(rows, "| 8 | MaxRL")[6] == f"+15.0 [{15 - 100 * T1 * 0.05:+.1f}, " + (
         f"{15 + 100 * T1 * 0.05:+.1f}]"
     )  # seeds 0, 1: shifts 0.1, 0.2 against GRPO, as in one folder

@@ -352,22 +352,36 @@ def sweeper_grid(run: Run) -> dict[str, list[str]]:
 
 def declared_cells(runs: list[Run]) -> list[dict[str, str]]:
     """Every run the sweep declares, as `{key: value}`: the product of each distinct
-    `sweeper_grid` of the runs, else (no hydra.yaml) of the values the runs show for the
-    swept keys."""
-    grids = {tuple((k, tuple(v)) for k, v in sweeper_grid(r).items()) for r in runs} - {()}
-    if not grids:
+    `sweeper_grid` of the runs, each cell also holding the overrides that every run launched
+    with that grid shares outside it (a second folder's `algo=grpo`, so that two folders'
+    grids name one run once), else (no hydra.yaml) the product of the values the runs show
+    for the swept keys."""
+    by_grid: dict[tuple, list[Run]] = defaultdict(list)
+    for r in runs:
+        by_grid[tuple((k, tuple(v)) for k, v in sweeper_grid(r).items())].append(r)
+    by_grid.pop((), None)
+    if not by_grid:
         keys = swept_keys(runs)
-        grids = {
-            tuple((k, tuple(dict.fromkeys(r.overrides.get(k, "-") for r in runs))) for k in keys)
-        }
+        grid = tuple((k, tuple(dict.fromkeys(r.overrides.get(k, "-") for r in runs))) for k in keys)
+        by_grid = {grid: []}
     cells = []
-    for grid in sorted(grids):
+    for grid in sorted(by_grid):
         keys = [k for k, _ in grid]
+        members = by_grid[grid]
+        shared = {
+            k: v
+            for k, v in (members[0].overrides.items() if members else ())
+            if k not in keys and all(m.overrides.get(k) == v for m in members)
+        }
         for values in itertools.product(*(v for _, v in grid)):
-            cell = dict(zip(keys, values, strict=True))
-            if cell not in cells:
+            cell = shared | dict(zip(keys, values, strict=True))
+            if not any(_same_cell(cell, c) for c in cells):
                 cells.append(cell)
     return cells
+
+
+def _same_cell(a: dict[str, str], b: dict[str, str]) -> bool:
+    return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
 
 
 def _matches(run: Run, cell: dict[str, str]) -> bool:
