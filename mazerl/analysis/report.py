@@ -93,12 +93,12 @@ def gather(folders: tuple[Path, ...], step: int | None = None) -> tuple[list[Run
     """The runs of every folder (as of evaluation `step`, if given) and the markdown lines
     saying what was matched. With several folders, runs are named without `experiment` (a
     preset's name, not a setting: the long study and the leaderboard share their GRPO runs),
-    and a run that lacks an override key another
-    folder's runs have gets it from its config (`config_value`: `algo=grpo` for a sweep that
-    left GRPO at its default). Where one set of overrides then occurs in more than one folder
-    and every such run agrees with the one read furthest at each evaluation they share
-    (`agree`: the same run launched twice), that run is kept once; otherwise every run gets
-    the override `folder=<its folder>`, so that no run hides another."""
+    and a run that lacks an override key another folder's runs have gets it from its config
+    (`config_value`: `algo=grpo` for a sweep that left GRPO at its default). Where one set of
+    overrides then occurs in more than one folder and every such run agrees with the one read
+    furthest at each evaluation they share (`agree`: the same run launched twice), that run
+    is kept once; otherwise every run gets the override `folder=<its folder>`, so that no run
+    hides another."""
     by_folder = [(f, find_runs(f)) for f in folders]
     if step is not None:
         by_folder = [(f, [at_step(r, step) for r in runs]) for f, runs in by_folder]
