@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from mazerl.analysis.convergence import difference_slope, group_slope, settled
 from mazerl.analysis.figures import (
@@ -341,11 +340,7 @@ def routes_markdown(rows: list[Row], routes: dict[str, list[str]]) -> list[str]:
 def sweeper_grid(run: Run) -> dict[str, list[str]]:
     """The sweep a run was launched in: `{key: values}` of its `.hydra/hydra.yaml`
     `hydra.sweeper.params` (comma-separated lists only; empty without one)."""
-    try:
-        hydra = yaml.safe_load((run.path / ".hydra" / "hydra.yaml").read_text()) or {}
-    except (OSError, yaml.YAMLError):
-        return {}
-    params = ((hydra.get("hydra") or {}).get("sweeper") or {}).get("params") or {}
+    params = (run.hydra.get("sweeper") or {}).get("params") or {}
     values = {k: str(v).split(",") for k, v in params.items()}
     return {} if any("(" in v for vs in values.values() for v in vs) else values
 

@@ -45,6 +45,15 @@ class Run:
         except (OSError, yaml.YAMLError):
             return {}
 
+    @functools.cached_property
+    def hydra(self) -> dict:
+        """The run's `hydra` section of `.hydra/hydra.yaml` (empty if unreadable)."""
+        try:
+            text = (self.path / ".hydra" / "hydra.yaml").read_text()
+            return (yaml.safe_load(text) or {}).get("hydra") or {}
+        except (OSError, yaml.YAMLError):
+            return {}
+
     @property
     def seed(self) -> str:
         return self.overrides.get("seed", str(self.config.get("seed", "-")))
@@ -220,11 +229,7 @@ def agree(a: Run, b: Run) -> int:
 def config_value(run: Run, key: str) -> str | None:
     """What `key` was in the run, as an override would name it: the config group's choice
     (`algo` -> `grpo`, from `.hydra/hydra.yaml`), else the dotted setting of its config."""
-    try:
-        hydra = yaml.safe_load((run.path / ".hydra" / "hydra.yaml").read_text()) or {}
-    except (OSError, yaml.YAMLError):
-        hydra = {}
-    choices = ((hydra.get("hydra") or {}).get("runtime") or {}).get("choices") or {}
+    choices = (run.hydra.get("runtime") or {}).get("choices") or {}
     if key in choices:
         return str(choices[key])
     node = run.config
