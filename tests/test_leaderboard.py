@@ -208,7 +208,7 @@ def test_routes_kept_on_braid_mazes_by_hand(tmp_path):
     # rare mass 5% against 1, 2, 3%: +4, +3, +2 points, mean 3, sd 1 (by seed only)
     h = T2 * 1 / math.sqrt(3)
     assert maxrl_row[6] == f"+3.0 [{3 - h:+.1f}, {3 + h:+.1f}]"
-    assert maxrl_row[7] == f"routes: no gain shown: < {1 + T2 * 0.5 / math.sqrt(3):+.1f} routes; " \
+    assert maxrl_row[7] == f"routes: no gain shown: < {1 + T2 * 0.5 / math.sqrt(3):+.2f} routes; " \
         f"rare mass: gain {3 - h:+.1f} to {3 + h:+.1f} |"  # fmt: skip
     assert line(rows, "| 8 | GRPO")[3:7] == ["1.50", "2.0", "reference", "reference"]
     assert "4 intervals in this table." in table.split("#### id")[1]

@@ -314,6 +314,8 @@ def test_reading_of_an_interval_against_the_paper():
     assert reading(12.6, 16.7, 10.7) == "gain +12.6 to +16.7; above the paper's +10.7"
     assert reading(-1.0, 12.0, 4.1) == "no gain shown: < +12.0; the paper's +4.1 inside"
     assert reading(-3.0, -1.0, None) == "loss -3.0 to -1.0"
+    assert reading(0.004, 0.021, None, 2) == "gain +0.00 to +0.02"  # routes: two decimals
+    assert reading(-0.2, 0.46, None, 2) == "no gain shown: < +0.46"
 
 
 def test_load_sweep_has_a_row_per_run_and_evaluation(tmp_path):

@@ -216,15 +216,16 @@ def _interval(d: PairedDiff | None, scale: float) -> tuple[float, float] | None:
     return scale * lo, scale * hi
 
 
-def _reading(row: Row, cols: list[str], scale: float, unit: str) -> str:
-    """What each of the row's intervals says ("< +X": below +X with 95% confidence)."""
+def _reading(row: Row, cols: list[str], scale: float, unit: str, digits: int = 1) -> str:
+    """What each of the row's intervals says ("< +X": below +X with 95% confidence), its bounds
+    with `digits` decimals as in the row's Δ cells."""
     if row.kind == "method" and not row.pairs:
         return "no GRPO run of its seeds finished"
     parts = []
     for c in cols:
         bounds = _interval(row.diffs.get(c), scale)
         if bounds is not None:
-            parts.append(f"{_metric(c)}: {reading(*bounds, None)}{unit}")
+            parts.append(f"{_metric(c)}: {reading(*bounds, None, digits)}{unit}")
     if row.kind == "method" and not parts:
         return "one paired seed: no interval"
     return "; ".join(parts)
@@ -325,7 +326,7 @@ def routes_markdown(rows: list[Row], routes: dict[str, list[str]]) -> list[str]:
         for row in rows:
             if row.kind == "base" or distinct not in row.values:
                 continue
-            readings = [_reading(row, [distinct], 1, " routes"), _reading(row, [rare], 100, "")]
+            readings = [_reading(row, [distinct], 1, " routes", 2), _reading(row, [rare], 100, "")]
             cells = [f"{row.values[distinct][0]:.2f}", f"{100 * row.values[rare][0]:.1f}"]
             cells += [_diff_cell(row, distinct, 1, 2), _diff_cell(row, rare, 100, 1)]
             cells.append("; ".join(dict.fromkeys(r for r in readings if r)))

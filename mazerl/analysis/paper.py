@@ -25,16 +25,16 @@ def table4_gain(n: int, gamma: float, k: int) -> float | None:
     return round(cells[gamma][i] - cells[0.0][i], 1)
 
 
-def reading(lo: float, hi: float, paper: float | None) -> str:
+def reading(lo: float, hi: float, paper: float | None, digits: int = 1) -> str:
     """What a 95% interval of a gain (points) says, against the paper's gain `paper`: a gain
     or a loss where it excludes zero, else the bound it sets ("< +X"); then whether it
-    excludes the paper's value."""
+    excludes the paper's value. The bounds are written with `digits` decimals."""
     if lo > 0:
-        text = f"gain {lo:+.1f} to {hi:+.1f}"
+        text = f"gain {lo:+.{digits}f} to {hi:+.{digits}f}"
     elif hi < 0:
-        text = f"loss {lo:+.1f} to {hi:+.1f}"
+        text = f"loss {lo:+.{digits}f} to {hi:+.{digits}f}"
     else:
-        text = f"no gain shown: < {hi:+.1f}"
+        text = f"no gain shown: < {hi:+.{digits}f}"
     if paper is None:
         return text
     if hi < paper:
