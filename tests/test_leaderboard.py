@@ -156,6 +156,7 @@ def test_the_frontier_has_one_point_per_method_with_the_paired_crosses(tmp_path)
     sweep = board_sweep(tmp_path / "sweep")
     summarize(sweep)
     assert (sweep / "leaderboard.png").stat().st_size > 10_000
+    assert not (sweep / "leaderboard_routes.png").exists()  # no braid mazes
     runs = find_runs(sweep)
     rows = measure(board_rows(runs), aggregate(runs)[0])
     points = frontier_points(rows, "eval/id/exact_pass@256", "eval/id/exact_pass@1")
@@ -217,6 +218,15 @@ def test_routes_kept_on_braid_mazes_by_hand(tmp_path):
     row = by_key[("MaxRL", "routes/id/expected_distinct@256")]
     assert float(row["diff_vs_grpo"]) == pytest.approx(1.0) and row["mazes"] == "2"
     assert by_key[("MaxRL", "routes/id/rare_mass")]["mazes"] == "1"
+    # leaderboard_routes.png: pass@1 against the routes kept, the crosses as in the table
+    assert (sweep / "leaderboard_routes.png").stat().st_size > 10_000
+    runs = find_runs(sweep)
+    rows = measure(board_rows(runs), aggregate(runs)[0])
+    points = frontier_points(rows, "routes/id/expected_distinct@256", "eval/id/exact_pass@1")
+    by_name = {p.name: p for p in points[8]}
+    assert set(by_name) == {"GRPO", "MaxRL", "PKPO"}  # the base model's routes are not kept
+    assert (by_name["MaxRL"].x, by_name["GRPO"].x) == pytest.approx((2.5, 1.5))
+    assert by_name["MaxRL"].dx == pytest.approx(T2 * 0.5 / math.sqrt(3))
 
 
 def test_methods_routes_preset_is_rare_routes_for_every_method():

@@ -2,7 +2,8 @@
 with its exact pass@1 / pass@256 / pass@2048 on each evaluation set, its paired difference from
 GRPO (gamma 0, same N, seed and maze) with a 95% interval, and whether it has converged; the
 sharpening-versus-coverage frontier `leaderboard.png`; on braid mazes, the routes each method
-keeps. `summarize` adds it to a sweep that varies `algo` over `MIN_METHODS` or more values.
+keeps (a table, and `leaderboard_routes.png`: pass@1 against the routes kept). `summarize`
+adds it to a sweep that varies `algo` over `MIN_METHODS` or more values.
 
     from mazerl.analysis import find_runs
     from mazerl.analysis.leaderboard import board_rows, measure
@@ -486,11 +487,12 @@ def frontier_points(rows: list[Row], x_col: str, y_col: str) -> dict[int, list[P
     return dict(out)
 
 
-def draw_frontier(points: dict[int, list[Point]], x_label: str, y_label: str):
+def draw_frontier(points: dict[int, list[Point]], x_label: str, y_label: str, x_top: float = 1.02):
     """One panel per N: each method at its seed means with its interval cross, GRPO a black
     square with dotted lines through it, the base model a black star; a colour per algorithm
     (its focal variants hollow, in the same colour) and a marker per gamma (F-GRPO at 0.5 and
-    at 1.0 apart). Returns the figure and its axes."""
+    at 1.0 apart). The x axis ends by `x_top` (a pass@k: 1.02), the y axis (a pass@k) by 1.02.
+    Returns the figure and its axes."""
     ns = sorted(points)
     methods = [p for ps in points.values() for p in ps if p.kind == "method"]
     palette = colours(sorted({p.algo for p in methods}))
@@ -512,27 +514,39 @@ def draw_frontier(points: dict[int, list[Point]], x_label: str, y_label: str):
                     color=colour, mfc="none" if p.gamma else colour, label=p.name,
                 )  # fmt: skip
         ax.set(xlabel=x_label, ylabel=y_label, title=f"N = {n}" if n else "")
-        ax.set_xlim(max(ax.get_xlim()[0], -0.02), min(ax.get_xlim()[1], 1.02))  # a pass@k
+        ax.set_xlim(max(ax.get_xlim()[0], -0.02), min(ax.get_xlim()[1], x_top))
         ax.set_ylim(max(ax.get_ylim()[0], -0.02), min(ax.get_ylim()[1], 1.02))
         ax.grid(alpha=0.3)
     return fig, axes
 
 
-def plot_board(dest: Output, rows: list[Row], cols: list[str]) -> Path | None:
+def plot_board(dest: Output, rows: list[Row], cols: list[str]) -> list[Path]:
     """`leaderboard.png`: pass@1 against pass@256 on the ID set (exact where logged), per N
-    (`draw_frontier`); None without both columns."""
+    (`draw_frontier`); on braid mazes also `leaderboard_routes.png`: pass@1 against the routes
+    kept in `DISTINCT_SAMPLES` samples. Returns the figures drawn (none without pass@1)."""
     boards = board_columns(cols)
     s = "id" if "id" in boards else next(iter(boards), None)
     ks = {int(c.split("@")[1]): c for c in boards.get(s, [])}
-    if 1 not in ks or 256 not in ks:
-        return None
-    points = frontier_points(rows, ks[256], ks[1])
-    if not points:
-        return None
+    if 1 not in ks:
+        return []
     label = ks[1].split("/")[2].split("@")[0].replace("_", " ")
-    fig, axes = draw_frontier(points, f"{label}@256 ({s}, coverage)", f"{label}@1 ({s}, sharpness)")
-    outside_legend(fig, axes)
-    fig.subplots_adjust(bottom=fig.subplotpars.bottom + 0.06)
-    fig.text(0.005, 0.03, FRONTIER_NOTE, fontsize=6, wrap=True)
-    footer(fig, dest)
-    return save_figure(fig, dest.folder / "leaderboard.png")
+    y_label = f"{label}@1 ({s}, sharpness)"
+    figures = []
+    if 256 in ks:
+        x_label = f"{label}@256 ({s}, coverage)"
+        figures.append(("leaderboard.png", frontier_points(rows, ks[256], ks[1]), x_label, 1.02))
+    if s in (routes := route_columns(rows, [s])):
+        x_label = f"routes kept in {DISTINCT_SAMPLES} samples ({s}, exact)"
+        points = frontier_points(rows, routes[s][0], ks[1])
+        figures.append(("leaderboard_routes.png", points, x_label, math.inf))
+    drawn = []
+    for name, points, x_label, x_top in figures:
+        if not points:
+            continue
+        fig, axes = draw_frontier(points, x_label, y_label, x_top)
+        outside_legend(fig, axes)
+        fig.subplots_adjust(bottom=fig.subplotpars.bottom + 0.06)
+        fig.text(0.005, 0.03, FRONTIER_NOTE, fontsize=6, wrap=True)
+        footer(fig, dest)
+        drawn.append(save_figure(fig, dest.folder / name))
+    return drawn
