@@ -19,11 +19,13 @@ import torch
 from hydra import compose, initialize_config_dir
 
 from mazerl.apps.schema import register_configs
+from mazerl.core.cache import cache_root
 from mazerl.core.config import CONF_DIR
 from mazerl.core.device import setup
 from mazerl.core.streams import STREAM_EVAL_SAMPLING, torch_generator
-from mazerl.eval.evaluate import build_sets, exact_route_masses, excluded_keys, sampled_counts
+from mazerl.eval.evaluate import build_sets, exact_route_masses, sampled_counts
 from mazerl.eval.passk import exact_pass_at_k, standard_error
+from mazerl.eval.runner import held_out_keys
 from mazerl.train.sft import obtain_base
 
 
@@ -48,9 +50,9 @@ def main() -> None:
         big = compose(config_name="config", overrides=["experiment=maze_group_sweep"])
     device = torch.device("cpu")
     setup(0, 1, device)
-    sets = build_sets(cfg.maze, cfg.eval)
+    held_out = held_out_keys(cfg.maze, cfg.eval, cfg.base.held_out, cache_root(None) / "eval_sets")
     policy, _ = obtain_base(
-        excluded_keys(sets), device, print, maze=cfg.maze, policy=cfg.policy, base=cfg.base
+        held_out, device, print, maze=cfg.maze, policy=cfg.policy, base=cfg.base
     )
     policy.eval()
     t0 = time.perf_counter()

@@ -1,5 +1,6 @@
 """Evaluate a policy on every set, compare with the base model, log and save."""
 
+import copy
 import json
 import re
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from mazerl.core.streams import STREAM_EVAL_SAMPLING, torch_generator
 from mazerl.envs.spec import MazeConfig
 from mazerl.eval.config import EvalConfig
 from mazerl.eval.dashboard import tb_tag
-from mazerl.eval.evaluate import EvalSet, build_sets, evaluate_set, scalars
+from mazerl.eval.evaluate import EvalSet, build_sets, evaluate_set, excluded_keys, scalars
 from mazerl.eval.routes import eval_route_metrics
 
 
@@ -29,6 +30,20 @@ def cached_sets(maze, eval, cache_dir: Path, log=print) -> list[EvalSet]:
     return cached_pickle(
         Path(cache_dir) / f"sets_{key}.pkl", lambda: build_sets(maze, eval, log), log
     )
+
+
+def held_out_keys(maze, eval, count: int, cache_dir: Path, log=print) -> set[bytes]:
+    """What a base model never sees: the keys of the first `count` mazes of each generated
+    evaluation set (at least the set's own), drawn as the base model's perfect mazes (one
+    route), so that runs whose evaluation sets differ only in size (the main job's 64 mazes a
+    set, the studies' 1,024 and 512) key one base model. A layout run's sets, as they are."""
+    if maze.get("layout"):
+        return excluded_keys(cached_sets(maze, eval, cache_dir, log))
+    maze, eval = copy.deepcopy(maze), copy.deepcopy(eval)
+    maze.routes = 1  # the base model learns perfect mazes (`base_spec`)
+    for s in eval.sets:
+        s.num_mazes = max(s.num_mazes, count)
+    return excluded_keys(cached_sets(maze, eval, cache_dir, log))
 
 
 def evaluate_all(

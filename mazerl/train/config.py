@@ -111,7 +111,21 @@ class BaseConfig:
     probe_every: int = setting(50, COUNT, "SFT steps between probes")
     probe_mazes: int = setting(64, COUNT, "mazes of the probe")
     probe_samples: int = setting(8, COUNT, "samples per probe maze")
-    seed: int = setting(0, SEED, "seed of the base model (it does not depend on the run's seed)")
+    seed: int = setting(
+        0, SEED, "seed of the base model (not the run's seed); bank model k is base.seed=k"
+    )
+    held_out: int = setting(
+        1024,
+        NATURAL,
+        "SFT never sees the first this many mazes of each generated evaluation set (at least "
+        "the set's own), so runs whose evaluation sets differ in size share one base model",
+    )
+    bank: str = setting(
+        "auto",
+        one_of("auto", "off", "require"),
+        "auto: load the shipped bank model when one has these base settings, else train | "
+        "off: always train (or use the cache) | require: fail unless a bank model matches",
+    )
     cache_dir: str | None = setting(
         None,
         optional(TEXT),

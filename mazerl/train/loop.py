@@ -37,7 +37,7 @@ from mazerl.eval.dashboard import (
 )
 from mazerl.eval.evaluate import excluded_keys
 from mazerl.eval.routes import route_tracking
-from mazerl.eval.runner import BaseEvaluation, cached_sets, evaluate_all, log_eval
+from mazerl.eval.runner import BaseEvaluation, cached_sets, evaluate_all, held_out_keys, log_eval
 from mazerl.train.collect import TRAIN_BLOCK, TrainingMazes, collect, rollout_metrics
 from mazerl.train.progress import (
     Progress,
@@ -106,8 +106,11 @@ def _train(cfg: DictConfig, out: Path, job_start: float) -> dict:
         spec, pool_size, excluded, cfg.seed, progress.log,
         cache_dir=cache / "train_mazes", block=min(TRAIN_BLOCK, total),
     )  # fmt: skip
+    held_out = held_out_keys(
+        cfg.maze, cfg.eval, cfg.base.held_out, cache / "eval_sets", progress.log
+    )
     base_policy, base_dir = obtain_base(
-        excluded, device, progress.log, maze=cfg.maze, policy=cfg.policy, base=cfg.base
+        held_out, device, progress.log, maze=cfg.maze, policy=cfg.policy, base=cfg.base
     )
     base_eval = BaseEvaluation.load_or_run(
         base_dir, base_policy, sets, device, progress.log, maze=cfg.maze, eval=cfg.eval

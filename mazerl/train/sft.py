@@ -34,6 +34,7 @@ from mazerl.policy import PolicyConfig, build_policy
 from mazerl.policy.base import SequencePolicy
 from mazerl.policy.tokens import encode
 from mazerl.rollout import generate, teacher_forced
+from mazerl.train.bank import bank_file
 from mazerl.train.config import BaseConfig
 
 
@@ -137,7 +138,7 @@ def base_spec(maze_cfg) -> MazeSpec:
 
 
 def obtain_base(
-    excluded: set[bytes],
+    held_out: set[bytes],
     device: torch.device,
     log: Callable[[str], None] = print,
     *,
@@ -146,9 +147,11 @@ def obtain_base(
     base: BaseConfig,
 ) -> tuple[SequencePolicy, Path]:
     """The base policy of a run's `maze`, `policy` and `base` config sections: `base.path`,
-    the cache (under `cache_root(base.cache_dir)`), or trained now (and cached).
+    the bank (`mazerl.train.bank`, per `base.bank`), the cache (under
+    `cache_root(base.cache_dir)`), or trained now (and cached).
     It learns from the run's maze config with one route (perfect mazes), also for braid runs,
-    whose longer routes thereby start rare; `excluded` mazes (evaluation) are never shown.
+    whose longer routes thereby start rare; `held_out` mazes (`held_out_keys`: evaluation
+    mazes) are never shown.
 
     A layout run's base model learns from the layout collection itself (a layout has no
     generator to draw more mazes from), evaluation mazes of the collection included.
@@ -157,7 +160,7 @@ def obtain_base(
     mazes, key the cache. Returns the base policy and the folder where its evaluations are
     stored."""
     parts = {"maze": to_container(maze), "policy": to_container(policy), "base": to_container(base)}
-    spec, pool = base_spec(maze), []
+    spec, pool, excluded = base_spec(maze), [], held_out
     if spec.collection is not None:
         pool = sorted({m.key for m in spec.collection})
         excluded = excluded - set(pool)
@@ -167,13 +170,19 @@ def obtain_base(
         except CheckpointError as e:
             raise CheckpointError(f"base.path: {e}") from None
         return model, Path(base.path).expanduser().parent
-    key_base = {k: v for k, v in parts["base"].items() if k not in ("path", "cache_dir")}
+    not_key = ("path", "cache_dir", "bank", "held_out")  # held_out acts through `excluded`
+    key_base = {k: v for k, v in parts["base"].items() if k not in not_key}
     # RL-only settings: the base model learns from perfect mazes of the same size
     rl_only = ("pool_size", "routes", "route_lengths")
     key_maze = {k: v for k, v in parts["maze"].items() if k not in rl_only}
     layout_key = [pool] if pool else []  # generated runs keep their cache keys
     key = config_hash(key_maze, parts["policy"], key_base, sorted(excluded), *layout_key)
     folder = cache_root(base.cache_dir) / key
+    banked = bank_file(key, base.bank)
+    if banked is not None:  # the weights from the bank; its evaluations go to the cache folder
+        log(f"base model: bank model {banked.stem} (key {key})")
+        folder.mkdir(parents=True, exist_ok=True)
+        return load_base(banked, parts["policy"], device)[0], folder
     ckpt_path = folder / "base.pt"
     with locked(folder.parent / f".{folder.name}.lock", log):
         if ckpt_path.exists():
