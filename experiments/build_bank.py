@@ -45,7 +45,7 @@ def train_one(seed: int, cache: str) -> dict:
     root = Path(cache)
     sets = cached_sets(cfg.maze, cfg.eval, root / "eval_sets")
     held_out = held_out_keys(cfg.maze, cfg.eval, cfg.base.held_out, root / "eval_sets")
-    policy, folder = obtain_base(
+    policy, folder, _ = obtain_base(
         held_out, device, print, maze=cfg.maze, policy=cfg.policy, base=cfg.base
     )
     results = BaseEvaluation.load_or_run(

@@ -51,7 +51,7 @@ def main() -> None:
     device = torch.device("cpu")
     setup(0, 1, device)
     held_out = held_out_keys(cfg.maze, cfg.eval, cfg.base.held_out, cache_root(None) / "eval_sets")
-    policy, _ = obtain_base(
+    policy, _, _ = obtain_base(
         held_out, device, print, maze=cfg.maze, policy=cfg.policy, base=cfg.base
     )
     policy.eval()

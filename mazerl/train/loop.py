@@ -6,7 +6,8 @@ then `ppo_epochs` x `minibatches` clipped updates against the sampling-time log-
 Outputs (in the run dir `out`): `tb/` TensorBoard events, `checkpoints/`, `eval/*.json`,
 `train.csv` (training scalars every `log_every` iterations), `metrics.json` (written last: its
 presence marks a finished run; `code`: the version and git commit of the code, `code_identity`,
-as the job that finished the run found it at its start), and `.run.lock` while a job trains it
+as the job that finished the run found it at its start; `base_model`: the base weights' source,
+cache key and sha256), and `.run.lock` while a job trains it
 (one job per run dir).
 """
 
@@ -109,7 +110,7 @@ def _train(cfg: DictConfig, out: Path, job_start: float) -> dict:
     held_out = held_out_keys(
         cfg.maze, cfg.eval, cfg.base.held_out, cache / "eval_sets", progress.log
     )
-    base_policy, base_dir = obtain_base(
+    base_policy, base_dir, base_origin = obtain_base(
         held_out, device, progress.log, maze=cfg.maze, policy=cfg.policy, base=cfg.base
     )
     base_eval = BaseEvaluation.load_or_run(
@@ -278,6 +279,7 @@ def _train(cfg: DictConfig, out: Path, job_start: float) -> dict:
         "device": str(device),
         **cpu,
         "code": code,
+        "base_model": base_origin,
         "hparams": hparams,
     }
     write_json_atomic(metrics, out / "metrics.json")

@@ -34,7 +34,7 @@ from mazerl.policy import PolicyConfig, build_policy
 from mazerl.policy.base import SequencePolicy
 from mazerl.policy.tokens import encode
 from mazerl.rollout import generate, teacher_forced
-from mazerl.train.bank import bank_file
+from mazerl.train.bank import bank_file, sha256
 from mazerl.train.config import BaseConfig
 
 
@@ -145,7 +145,7 @@ def obtain_base(
     maze: MazeConfig,
     policy: PolicyConfig,
     base: BaseConfig,
-) -> tuple[SequencePolicy, Path]:
+) -> tuple[SequencePolicy, Path, dict]:
     """The base policy of a run's `maze`, `policy` and `base` config sections: `base.path`,
     the bank (`mazerl.train.bank`, per `base.bank`), the cache (under
     `cache_root(base.cache_dir)`), or trained now (and cached).
@@ -157,8 +157,10 @@ def obtain_base(
     generator to draw more mazes from), evaluation mazes of the collection included.
 
     The resolved `maze` (less RL-only keys), `policy` and `base` sections, and a layout's
-    mazes, key the cache. Returns the base policy and the folder where its evaluations are
-    stored."""
+    mazes, key the cache. Returns the base policy, the folder where its evaluations are
+    stored, and where the weights came from: `{"source": bank | cache | trained | path, "key",
+    "sha256"}` (the cache key and the checkpoint file's sha256: runs that started from the
+    same base model show the same sha256)."""
     parts = {"maze": to_container(maze), "policy": to_container(policy), "base": to_container(base)}
     spec, pool, excluded = base_spec(maze), [], held_out
     if spec.collection is not None:
@@ -169,7 +171,8 @@ def obtain_base(
             model, _ = load_base(base.path, parts["policy"], device)
         except CheckpointError as e:
             raise CheckpointError(f"base.path: {e}") from None
-        return model, Path(base.path).expanduser().parent
+        origin = {"source": "path", "key": None, "sha256": sha256(Path(base.path).expanduser())}
+        return model, Path(base.path).expanduser().parent, origin
     not_key = ("path", "cache_dir", "bank", "held_out")  # held_out acts through `excluded`
     key_base = {k: v for k, v in parts["base"].items() if k not in not_key}
     # RL-only settings: the base model learns from perfect mazes of the same size
@@ -182,7 +185,8 @@ def obtain_base(
     if banked is not None:  # the weights from the bank; its evaluations go to the cache folder
         log(f"base model: bank model {banked.stem} (key {key})")
         folder.mkdir(parents=True, exist_ok=True)
-        return load_base(banked, parts["policy"], device)[0], folder
+        origin = {"source": "bank", "key": key, "sha256": sha256(banked)}
+        return load_base(banked, parts["policy"], device)[0], folder, origin
     ckpt_path = folder / "base.pt"
     with locked(folder.parent / f".{folder.name}.lock", log):
         if ckpt_path.exists():
@@ -194,7 +198,7 @@ def obtain_base(
                     f"{e}. The cached base model is damaged: delete the folder {folder} "
                     "and run the same command again to rebuild it"
                 ) from None
-            return model, folder
+            return model, folder, {"source": "cache", "key": key, "sha256": sha256(ckpt_path)}
         torch.manual_seed(base.seed)
         model = build_policy(parts["policy"]).to(device)
         log(
@@ -219,4 +223,4 @@ def obtain_base(
             },
             ckpt_path,
         )
-    return model, folder
+    return model, folder, {"source": "trained", "key": key, "sha256": sha256(ckpt_path)}
