@@ -12,12 +12,16 @@
 #                   peak GPU memory (torch.cuda.max_memory_allocated)
 #   6. projection   wall time of the full 20,000-iteration paper_maze run and of the 18-run
 #                   Table 4 sweep, from the iteration times measured in 5
+#   7. bank         every bank model's exact ID pass@1 (1,024 mazes) on the device against the
+#                   value mazerl/bank/index.json recorded on a CPU: the largest relative difference
 #
 # Usage:   bash experiments/gpu_check.sh            (from any directory; uses .venv/bin)
 # Knobs (environment): GPU_CHECK_DIR (work folder, default a new temp dir), GPU_CHECK_ITERS
 # (100), GPU_CHECK_BATCHES ("64 256"), GPU_CHECK_EVAL_MAZES / GPU_CHECK_EVAL_N (64 / 64: the
 # reduced paper_maze evaluation), GPU_CHECK_OVERRIDES (appended to every mazerl-train command),
-# GPU_CHECK_DEVICE (cuda; `cpu` rehearses the script without a GPU, peak memory then null).
+# GPU_CHECK_DEVICE (cuda; `cpu` rehearses the script without a GPU, peak memory then null),
+# GPU_CHECK_STEPS (the steps to run, default "gpu cuda_tests main_job determinism paper_maze
+# projection bank"; projection needs paper_maze).
 set -Eeuo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -291,16 +295,50 @@ print(json.dumps({
 EOF
 }
 
+step_bank() {
+  STEP=bank
+  DEVICE=$DEVICE figure <<'EOF'
+import json, os
+
+import torch
+from hydra import compose, initialize_config_dir
+
+from mazerl.apps.schema import register_configs
+from mazerl.core.config import CONF_DIR
+from mazerl.eval.evaluate import build_sets, exact_route_masses
+from mazerl.train.bank import BANK_DIR, bank_index
+from mazerl.train.sft import load_base
+
+device = torch.device(os.environ["DEVICE"])
+register_configs()
+with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+    cfg = compose(config_name="config", overrides=["experiment=maze_long"])
+(ids,) = [s for s in build_sets(cfg.maze, cfg.eval, lambda _: None) if s.name == "id"]
+policy_cfg = json.loads(json.dumps(dict(cfg.policy)))
+rel = {}
+for e in bank_index().values():
+    policy, _ = load_base(BANK_DIR / e["file"], policy_cfg, device)
+    p1 = float(exact_route_masses(policy, ids.mazes, 1.0, device)[0][:, 0].mean())
+    rel[e["name"]] = abs(p1 - e["exact"]["id"]["exact_pass@1"]) / e["exact"]["id"]["exact_pass@1"]
+worst = max(rel, key=rel.get)
+print(json.dumps({
+    "figure": "bank",
+    "device": str(device),
+    "models": len(rel),
+    "max_rel_diff_exact_pass@1": float(f"{rel[worst]:.3g}"),
+    "worst_model": worst,
+}))
+EOF
+}
+
 main() {
   require_cuda
   mkdir -p "$WORK"
   echo "gpu_check: logs and runs in $WORK" >&2
-  step_gpu
-  step_cuda_tests
-  step_main_job
-  step_determinism
-  step_paper_maze
-  step_projection
+  local step
+  for step in ${GPU_CHECK_STEPS:-gpu cuda_tests main_job determinism paper_maze projection bank}; do
+    "step_$step"
+  done
 }
 
 main "$@"

@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from mazerl.core import checkpoint
 from mazerl.core.cache import cache_root
 from mazerl.core.config import to_container
-from mazerl.core.errors import CheckpointError
+from mazerl.core.errors import CheckpointError, ConfigError
 from mazerl.core.files import config_hash, locked
 from mazerl.core.streams import STREAM_PROBE, STREAM_SFT, rng, torch_generator
 from mazerl.envs.maze import Maze
@@ -205,15 +205,21 @@ def obtain_base(
             f"base model: training {parts['policy']['name']} "
             f"({model.num_parameters():,} parameters) -> {ckpt_path}"
         )
-        info = train_base(
-            model,
-            spec,
-            base,
-            allow_revisits=maze.allow_revisits,
-            excluded=excluded,
-            device=device,
-            log=log,
-        )
+        try:
+            info = train_base(
+                model,
+                spec,
+                base,
+                allow_revisits=maze.allow_revisits,
+                excluded=excluded,
+                device=device,
+                log=log,
+            )
+        except ConfigError as e:  # too few mazes left: the held-out ones may be the cause
+            raise ConfigError(
+                f"{e}, or lower base.held_out={base.held_out} (the base model never sees the "
+                "first base.held_out mazes of each evaluation set)"
+            ) from None
         checkpoint.save_atomic(
             {
                 "policy_state": copy.deepcopy(model.state_dict()),

@@ -1,0 +1,86 @@
+"""The bank of base models: every shipped file matches its hash and its recorded exact pass@1,
+the main job and the study presets load bank model k, and a mismatch is refused clearly."""
+
+import json
+import shutil
+
+import pytest
+import torch
+from hydra import compose, initialize_config_dir
+
+from mazerl.apps.schema import register_configs
+from mazerl.core.config import CONF_DIR
+from mazerl.core.errors import CheckpointError, ConfigError
+from mazerl.eval.evaluate import exact_route_masses
+from mazerl.eval.runner import cached_sets, held_out_keys
+from mazerl.train.bank import BANK_DIR, INDEX, bank_file, bank_index, sha256
+from mazerl.train.sft import load_base, obtain_base
+
+CPU = torch.device("cpu")
+
+
+def config(*overrides):
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return compose(config_name="config", overrides=list(overrides))
+
+
+def base_of(cfg, cache):
+    """`obtain_base` as a run calls it, with the cache in `cache`."""
+    held_out = held_out_keys(cfg.maze, cfg.eval, cfg.base.held_out, cache / "eval_sets")
+    return obtain_base(
+        held_out, CPU, lambda _: None, maze=cfg.maze, policy=cfg.policy, base=cfg.base
+    )
+
+
+def test_the_bank_holds_at_least_ten_models_with_seeds_0_to_k():
+    seeds = sorted(e["seed"] for e in bank_index().values())
+    assert len(seeds) >= 10 and seeds == list(range(len(seeds)))
+
+
+def test_each_bank_file_has_its_hash_and_its_recorded_exact_pass1(tmp_path):
+    cfg = config("experiment=maze_long")
+    (id_set,) = [s for s in cached_sets(cfg.maze, cfg.eval, tmp_path) if s.name == "id"]
+    assert len(id_set.mazes) == 1024
+    policy_cfg = json.loads(json.dumps(dict(cfg.policy)))
+    for entry in bank_index().values():
+        path = BANK_DIR / entry["file"]
+        assert sha256(path) == entry["sha256"]
+        policy, ckpt = load_base(path, policy_cfg, CPU)
+        assert ckpt["config"]["base"]["seed"] == entry["seed"]
+        masses, _ = exact_route_masses(policy, id_set.mazes, 1.0, CPU)
+        # perfect mazes: one route, so the exact pass@1 is the mean route probability
+        recorded = entry["exact"]["id"]["exact_pass@1"]
+        assert masses[:, 0].mean() == pytest.approx(recorded, rel=1e-5)
+        assert 0.2 < recorded < 0.5  # SFT stops at probe pass@1 0.3
+
+
+@pytest.mark.parametrize(
+    "overrides, seed",
+    [((), 0), (("experiment=maze_long", "seed=3"), 3), (("experiment=leaderboard", "seed=7"), 7)],
+)
+def test_the_main_job_and_the_study_presets_load_bank_model_k(tmp_path, overrides, seed):
+    cfg = config(*overrides, "base.bank=require", f"base.cache_dir={tmp_path}")
+    _, _, origin = base_of(cfg, tmp_path)
+    entry = next(e for e in bank_index().values() if e["seed"] == seed)
+    assert origin == {"source": "bank", "key": entry["key"], "sha256": entry["sha256"]}
+    assert not (tmp_path / entry["key"] / "base.pt").exists()  # nothing trained
+
+
+def test_require_names_the_setting_when_no_bank_model_matches(tmp_path):
+    cfg = config("maze.size=4", "base.bank=require", f"base.cache_dir={tmp_path}")
+    with pytest.raises(ConfigError, match=r"^base.bank=require: no bank model"):
+        base_of(cfg, tmp_path)
+
+
+def test_a_changed_bank_file_is_refused_and_off_ignores_the_bank(tmp_path):
+    bank = tmp_path / "bank"
+    shutil.copytree(BANK_DIR, bank)
+    entry = next(iter(bank_index(bank).values()))
+    assert bank_file(entry["key"], "auto", bank) == bank / entry["file"]
+    assert bank_file(entry["key"], "off", bank) is None
+    data = bytearray((bank / entry["file"]).read_bytes())
+    data[-100] ^= 1
+    (bank / entry["file"]).write_bytes(bytes(data))
+    with pytest.raises(CheckpointError, match=f"does not match its sha256 in .*{INDEX}"):
+        bank_file(entry["key"], "auto", bank)
