@@ -45,11 +45,11 @@ def train_one(seed: int, cache: str) -> dict:
     root = Path(cache)
     sets = cached_sets(cfg.maze, cfg.eval, root / "eval_sets")
     held_out = held_out_keys(cfg.maze, cfg.eval, cfg.base.held_out, root / "eval_sets")
-    policy, folder, _ = obtain_base(
+    policy, folder, origin = obtain_base(
         held_out, device, print, maze=cfg.maze, policy=cfg.policy, base=cfg.base
     )
     results = BaseEvaluation.load_or_run(
-        folder, policy, sets, device, print, maze=cfg.maze, eval=cfg.eval
+        folder, policy, sets, device, print, maze=cfg.maze, eval=cfg.eval, weights=origin["sha256"]
     ).results
     name = f"gru5-prim-s{seed}"
     shutil.copyfile(folder / "base.pt", BANK_DIR / f"{name}.pt")

@@ -11,6 +11,7 @@ from hydra import compose, initialize_config_dir
 from mazerl.apps.schema import register_configs
 from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import CheckpointError, ConfigError
+from mazerl.eval import runner
 from mazerl.eval.evaluate import exact_route_masses
 from mazerl.eval.runner import cached_sets, held_out_keys
 from mazerl.train.bank import BANK_DIR, INDEX, bank_file, bank_index, sha256
@@ -84,3 +85,25 @@ def test_a_changed_bank_file_is_refused_and_off_ignores_the_bank(tmp_path):
     (bank / entry["file"]).write_bytes(bytes(data))
     with pytest.raises(CheckpointError, match=f"does not match its sha256 in .*{INDEX}"):
         bank_file(entry["key"], "auto", bank)
+
+
+def test_a_stored_base_evaluation_belongs_to_its_weights(tmp_path, monkeypatch):
+    """A bank model and a model trained here under the same cache key share the cache folder;
+    each keeps its own stored evaluation (keyed by the checkpoint's sha256)."""
+    calls = []
+
+    def evaluate_all(*args, **kwargs):
+        calls.append(1)
+        return {"id": {"pass@1": len(calls) / 4}}
+
+    monkeypatch.setattr(runner, "evaluate_all", evaluate_all)
+    cfg = config()
+
+    def stored(weights):
+        return runner.BaseEvaluation.load_or_run(
+            tmp_path, None, [], CPU, print, maze=cfg.maze, eval=cfg.eval, weights=weights
+        ).results
+
+    assert stored("bank") == {"id": {"pass@1": 0.25}}
+    assert stored("trained here") == {"id": {"pass@1": 0.5}}
+    assert stored("bank") == {"id": {"pass@1": 0.25}} and len(calls) == 2

@@ -430,7 +430,7 @@ def test_a_job_waiting_for_the_base_evaluation_says_so_once_with_the_lock_path(t
     from mazerl.eval.runner import BaseEvaluation
 
     cfg = OmegaConf.create({"eval": {"n": 4}, "maze": {"size": 3}})
-    key = config_hash(to_container(cfg.eval), to_container(cfg.maze))
+    key = config_hash(to_container(cfg.eval), to_container(cfg.maze), "sha")
     (tmp_path / f"eval_{key}.json").write_text('{"id": {"pass@1": 0.25}}')
     lock = tmp_path / f".eval_{key}.lock"
     logged, done = [], []
@@ -438,7 +438,14 @@ def test_a_job_waiting_for_the_base_evaluation_says_so_once_with_the_lock_path(t
         waiter = threading.Thread(
             target=lambda: done.append(
                 BaseEvaluation.load_or_run(
-                    tmp_path, None, [], "cpu", logged.append, maze=cfg.maze, eval=cfg.eval
+                    tmp_path,
+                    None,
+                    [],
+                    "cpu",
+                    logged.append,
+                    maze=cfg.maze,
+                    eval=cfg.eval,
+                    weights="sha",
                 )
             )
         )

@@ -42,6 +42,7 @@ def _evaluate(cfg: DictConfig, out: Path) -> dict:
     from mazerl.core.plugins import load_plugins
     from mazerl.eval.evaluate import build_sets
     from mazerl.eval.runner import BaseEvaluation, evaluate_all, log_eval, strip_images
+    from mazerl.train.bank import sha256
     from mazerl.train.sft import load_base
 
     load_plugins()  # a checkpoint's policy may come from a plug-in
@@ -69,10 +70,12 @@ def _evaluate(cfg: DictConfig, out: Path) -> dict:
     base = {}
     base_dir = state.get("base")
     if base_dir and (Path(base_dir) / "base.pt").exists():
-        base_policy, _ = load_base(Path(base_dir) / "base.pt", state["policy_config"], device)
+        base_path = Path(base_dir) / "base.pt"
+        base_policy, _ = load_base(base_path, state["policy_config"], device)
         base = BaseEvaluation.load_or_run(
-            Path(base_dir), base_policy, sets, device, print, maze=with_run.maze, eval=with_run.eval
-        ).results
+            Path(base_dir), base_policy, sets, device, print,
+            maze=with_run.maze, eval=with_run.eval, weights=sha256(base_path),
+        ).results  # fmt: skip
     writer = SummaryWriter(str(out / "tb"))
     flat = log_eval(writer, results, base, state.get("iteration", 0), cfg.eval.images)
     writer.close()

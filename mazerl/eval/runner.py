@@ -142,13 +142,24 @@ class BaseEvaluation:
 
     @classmethod
     def load_or_run(
-        cls, base_dir: Path, policy, sets, device, log, *, maze: MazeConfig, eval: EvalConfig
+        cls,
+        base_dir: Path,
+        policy,
+        sets,
+        device,
+        log,
+        *,
+        maze: MazeConfig,
+        eval: EvalConfig,
+        weights: str,
     ) -> "BaseEvaluation":
         """The stored evaluation of the base `policy` in `base_dir` under these `maze` and
-        `eval` sections (the key), else evaluated now at `eval.n` samples and stored."""
+        `eval` sections and `weights` (the sha256 of its checkpoint file: a bank model and a
+        model trained here under the same cache key are told apart), else evaluated now at
+        `eval.n` samples and stored."""
         pictures = ("images", "images_every")  # not stored: they do not change the key
         e = {k: v for k, v in to_container(eval).items() if k not in pictures}
-        key = config_hash(e, to_container(maze))
+        key = config_hash(e, to_container(maze), weights)
         path = Path(base_dir) / f"eval_{key}.json"
         with locked(path.parent / f".{path.stem}.lock", log):
             if path.exists():

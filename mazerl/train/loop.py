@@ -114,8 +114,9 @@ def _train(cfg: DictConfig, out: Path, job_start: float) -> dict:
         held_out, device, progress.log, maze=cfg.maze, policy=cfg.policy, base=cfg.base
     )
     base_eval = BaseEvaluation.load_or_run(
-        base_dir, base_policy, sets, device, progress.log, maze=cfg.maze, eval=cfg.eval
-    )
+        base_dir, base_policy, sets, device, progress.log,
+        maze=cfg.maze, eval=cfg.eval, weights=base_origin["sha256"],
+    )  # fmt: skip
 
     # ---- the trained policy, its optimizer and schedule; resume from the run dir
     policy = copy.deepcopy(base_policy).train()
