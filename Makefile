@@ -1,19 +1,25 @@
 # Two entry points (see README): `make demo` runs the main job, `make test` runs the test suite.
-# Both install into .venv/ at the repo root on first use and reuse it afterwards.
+# Both install into .venv/ at the repo root on first use and reuse it afterwards: the demo only
+# the core (torch and mazerl), the tests also the extras they need.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+CORE := $(VENV)/.core
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test wheel-check lint format clean
+.PHONY: demo test docs wheel-check lint format clean
 
-$(STAMP): pyproject.toml
+$(CORE): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev,cluster,llm]'
+	$(BIN)/pip install --quiet -e .
+	touch $(CORE)
+
+$(STAMP): $(CORE)
+	$(BIN)/pip install --quiet -e '.[dev,cluster,llm,docs]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+demo: $(CORE)
 	$(BIN)/mazerl-train
 
 test: $(STAMP)
@@ -21,6 +27,12 @@ test: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/pytest
 	$(MAKE) wheel-check
+	$(MAKE) docs
+
+# The documentation site (docs/, mkdocs.yml) into site/; strict: a broken link, reference or
+# docstring fails the build.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 # Build the wheel, install it into a fresh virtualenv and run the smoke preset from another
 # directory: the configs must ship inside the package.

@@ -78,7 +78,8 @@ def main() -> None:
         entries = list(pool.map(train_one, todo, [cache] * len(todo)))
     models = sorted([*bank_index().values(), *entries], key=lambda e: e["seed"])
     doc = {
-        "about": "mazerl's bank of base models; see experiments/build_bank.py and README",
+        "about": "mazerl's bank of base models; see experiments/build_bank.py and "
+        "docs/guide/base-model.md",
         "evaluation": "exact pass@k before RL on maze_long's sets: 1,024 ID, 512 ood_large, "
         "512 ood_dfs mazes (eval.seed 1234)",
         "models": models,

@@ -385,3 +385,94 @@ def test_summary_names_the_code_each_run_ran_at_and_figures_the_summarizing_code
         "Code: 3 runs at aaaaaaaaaaaa, 2 at bbbbbbbbbbbb+dirty, 1 at mazerl 0.1.0; 2 runs "
         "recorded none (older runs); 1 still training (metrics.json, written last, records it)."
     )
+
+
+BANK = {f"key{k}": {"name": f"m{k}", "seed": k, "key": f"key{k}", "sha256": f"sha{k}"}
+        for k in range(3)}  # fmt: skip
+
+
+def on_protocol(sweep, bank_of=None, grid=None):
+    """Make `board_sweep`'s runs the leaderboard protocol's: each chose cell n8 and started
+    from bank model `bank_of[run]` (default: its seed), as its metrics.json and config
+    (base.bank=require, base.seed=${seed}) say, all on one machine; `grid`: the sweep's
+    hydra.sweeper.params."""
+    for run in sorted(p for p in sweep.iterdir() if p.is_dir()):
+        seed = int(run.name.rsplit("_s", 1)[1])
+        k = (bank_of or {}).get(run.name, seed)
+        hydra = {"runtime": {"choices": {"cell": "n8"}}, "sweeper": {"params": grid or {}}}
+        (run / ".hydra" / "hydra.yaml").write_text(yaml.safe_dump({"hydra": hydra}))
+        config = yaml.safe_load((run / ".hydra" / "config.yaml").read_text())
+        config["base"] = {"seed": "${seed}", "bank": "require"}
+        (run / ".hydra" / "config.yaml").write_text(yaml.safe_dump(config))
+        metrics = json.loads((run / "metrics.json").read_text())
+        metrics |= {"base_model": {"source": "bank", "key": f"key{k}", "sha256": f"sha{k}"},
+                    "cpu": "AMD EPYC", "cpu_capability": "AVX2", "threads": 1}  # fmt: skip
+        (run / "metrics.json").write_text(json.dumps(metrics))
+    return sweep
+
+
+def test_protocol_runs_still_training_are_read_at_their_latest_common_evaluation(
+    tmp_path, monkeypatch
+):
+    import mazerl.analysis.leaderboard as leaderboard
+
+    monkeypatch.setattr(leaderboard, "bank_index", lambda: BANK)
+    grid = {"algo": "grpo,maxrl,pkpo", "seed": "0,1,2", "cell": "n8,n32"}
+    sweep = on_protocol(board_sweep(tmp_path / "sweep", rise=0.01), grid=grid)
+    # PKPO on bank model 1 still trains: evaluated at steps 5 and 10, no metrics.json yet
+    for name in ("metrics.json", "eval/step_0000015.json", "eval/step_0000020.json"):
+        (sweep / "pkpo_N8_g0_s1" / name).unlink()
+    table = summarize(sweep)
+    assert (
+        "- N = 8: read at step 10, the latest evaluation its 9 started runs share (1 still "
+        "training; `--at-step STEP` reads another step)"
+    ) in table
+    rows = section(table, "### Leaderboard, id")
+    # PKPO rises 0.01 per step to GRPO + 0.05 at step 20: at step 10, 0.05 - 0.1 on every
+    # bank model and maze; MaxRL flat: GRPO + 0.1, 0.2, 0.3 by bank model, as at the end
+    assert line(rows, "| 8 | PKPO")[2:7] == ["3", "25.0", "100.0", "100.0", "-5.0 [-5.0, -5.0]"]
+    half = 100 * T2 * 0.1 / math.sqrt(3)
+    assert line(rows, "| 8 | MaxRL")[6] == f"+20.0 [{20 - half:+.1f}, {20 + half:+.1f}]"
+    assert table.split("### Leaderboard, id")[0].count("bank models") >= 2  # paired by them
+    # the cell choice names N: the grid's N = 32 runs, none started
+    assert "- N = 32: none of its 9 runs finished (0 started)" in table
+    # --at-step 20: the run still training has not reached it
+    rows = section(summarize(sweep, step=20), "### Leaderboard, id")
+    assert line(rows, "| 8 | PKPO")[2] == "2" and line(rows, "| 8 | PKPO")[6] == "+5.0 [+5.0, +5.0]"
+
+
+def test_protocol_runs_pair_by_bank_model_not_seed_and_unplaced_runs_are_named(
+    tmp_path, monkeypatch
+):
+    import mazerl.analysis.leaderboard as leaderboard
+
+    monkeypatch.setattr(leaderboard, "bank_index", lambda: BANK)
+    # MaxRL's seed 1 run started from bank model 2 and its seed 2 run from bank model 1
+    swapped = {"maxrl_N8_g0_s1": 2, "maxrl_N8_g0_s2": 1}
+    sweep = on_protocol(board_sweep(tmp_path / "sweep"), bank_of=swapped)
+    overrides = ["algo=pkpo", "focal.gamma=0", "seed=3", "train.group_size=8"]
+    old = fake_run(sweep, "pkpo_N8_g0_s3", overrides, [0.5, 0.5], tb=False)  # before the bank
+    rows = section(summarize(sweep), "### Leaderboard, id")
+    # against GRPO's run of the same bank model, per maze: bank model 0 (0.3, 0.5) - (0.2, 0.4),
+    # 1: (0.4, 0.8) - (0.3, 0.3), 2: (0.5, 0.5) - (0.1, 0.5): d = [[.1, .1], [.1, .5], [.4, 0]]
+    # mean 0.2; bank model means .1, .3, .2: MS_unit = 2 * 0.01 = 0.02; maze means .2, .2:
+    # MS_maze = 0; residuals 0, 0, -.2, .2, .2, -.2: MS_res = 0.16 / 2 = 0.08. Both components
+    # estimated below zero: variance MS_res / 6, on the bank models' 2 degrees of freedom
+    half = 100 * T2 * math.sqrt(0.08 / 6)
+    assert line(rows, "| 8 | MaxRL")[6] == f"+20.0 [{20 - half:+.1f}, {20 + half:+.1f}]"
+    table = (tmp_path / "sweep" / "summary.md").read_text()
+    assert (
+        f"- {old}: left out: its metrics.json names no base model (a run from before the bank)"
+    ) in table
+    assert line(rows, "| 8 | PKPO")[2] == "3"  # bank models 0-2; the run from before left out
+
+
+def test_a_protocol_board_without_a_placed_run_still_says_why():
+    from mazerl.analysis.leaderboard import Placement, board_markdown
+
+    why = "- runs/a: left out: its metrics.json names no base model (a run from before the bank)"
+    placement = Placement({}, {}, {}, [why])
+    assert board_markdown([], ["eval/id/exact_pass@1"], placement) == [
+        "## Leaderboard", "", "No run could be placed:", "", why, ""
+    ]  # fmt: skip
+    assert board_markdown([], ["eval/id/exact_pass@1"]) == []  # off the protocol: no section

@@ -10,7 +10,7 @@ pytest.importorskip("trl")
 pytest.importorskip("datasets")
 
 from mazerl.analysis import summarize
-from mazerl.apps.llm import main
+from mazerl.apps.llm import looks_like_path, main
 from mazerl.core.provenance import code_identity
 
 
@@ -51,7 +51,49 @@ def test_bad_input_is_one_line_and_leaves_nothing(tmp_path, capsys):
         capsys, "eval", "--model", "m", "--data", str(data), "--out", str(tmp_path / "full")
     )
     assert "already exists and is not empty" in taken
+    no_steps = fails(capsys, "sft", "--data", str(data), "--out", "o", "--steps", "0")
+    assert no_steps == "error: --steps must be > 0, got 0"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.jsonl", "full"]
+
+
+def test_a_mistyped_model_is_named_at_once_without_the_hub(tmp_path, capsys):
+    data = tmp_path / "d.jsonl"
+    main(["export", str(data), "--layout", "prim5-20"])
+    out = str(tmp_path / "out")
+    for model, message in (
+        (str(tmp_path / "runs" / "modle"), "no such model folder"),  # a path: no Hub lookup
+        ("./modle", "no such model folder"),
+        (str(data), "no such model folder"),  # a file
+        (str(tmp_path), "not a model folder (no config.json in it)"),
+    ):
+        err = fails(capsys, "eval", "--model", model, "--data", str(data), "--out", out)
+        assert err == f"error: --model {model}: {message}"
+    assert looks_like_path(f"{tmp_path.name}/model") is False  # org/name: a Hub id
+    assert looks_like_path("Qwen/Qwen2.5-0.5B") is False and looks_like_path("gpt2") is False
+    assert looks_like_path("a/b/c") and looks_like_path("~/m") and looks_like_path("/m")
+
+
+def test_chat_prompts_need_a_chat_template(tmp_path, capsys):
+    from mazerl.llm.models import maze_tokenizer, tiny_model
+
+    data = tmp_path / "chat.jsonl"
+    main(["export", str(data), "--generator", "prim", "--size", "2", "--count", "4", "--chat"])
+    bare = tmp_path / "bare"  # a maze model saved without a chat template
+    tiny_model().save_pretrained(bare)
+    tok = maze_tokenizer()
+    tok.chat_template = None
+    tok.save_pretrained(bare)
+    capsys.readouterr()  # transformers' progress bars
+    err = fails(capsys, "eval", "--model", str(bare), "--data", str(data), "--out", "o")
+    assert err == (
+        f"error: --data {data} holds chat prompts (export --chat) but --model {bare} has no "
+        "chat template; export without --chat"
+    )
+    # the maze tokenizer's own template renders them: a chat export trains
+    main(
+        ["sft", "--data", str(data), "--out", str(tmp_path / "sft"), "--steps", "1", "--batch", "2"]
+    )
+    assert (tmp_path / "sft" / "model" / "tokenizer.json").is_file()
 
 
 def test_export_train_evaluate_and_summarize(tmp_path, capsys):
@@ -60,13 +102,16 @@ def test_export_train_evaluate_and_summarize(tmp_path, capsys):
           "--count", "8"])  # fmt: skip
     two = "eval.sets=[{name: id, num_mazes: 5}, {name: ood_dfs, generator: dfs, num_mazes: 3}]"
     main(["export", str(sets), "--eval-sets", "maze.size=2", two])
-    run = tmp_path / "run"
-    main(["train", "--data", str(train), "--out", str(run), "--steps", "2", "--group", "4",
-          "--prompts", "2", "--max-completion-length", "6", "--lr", "1e-2"])  # fmt: skip
-    assert (run / "model" / "model.safetensors").is_file() and (run / "base").is_dir()
+    warm, run = tmp_path / "sft", tmp_path / "run"
+    main(["sft", "--data", str(train), "--out", str(warm), "--steps", "3", "--batch", "4"])
+    assert list(warm.rglob("events.out.tfevents.*")) and (warm / "base").is_dir()
+    main(["train", "--data", str(train), "--out", str(run), "--model", str(warm / "model"),
+          "--steps", "2", "--group", "4", "--prompts", "2", "--max-completion-length", "6",
+          "--lr", "1e-2"])  # fmt: skip
+    assert (run / "model" / "model.safetensors").is_file() and not (run / "base").exists()
     assert list(run.rglob("events.out.tfevents.*"))
-    for folder, name in (("base", "base"), ("model", "trained")):
-        main(["eval", "--model", str(run / folder), "--data", str(sets),
+    for folder, name in ((warm / "model", "base"), (run / "model", "trained")):
+        main(["eval", "--model", str(folder), "--data", str(sets),
               "--out", str(tmp_path / "cmp" / name), "--n", "4"])  # fmt: skip
     metrics = json.loads((tmp_path / "cmp" / "trained" / "metrics.json").read_text())
     assert {"eval/id/exact_pass@1", "eval/ood_dfs/pass@4"} <= set(metrics["final"])

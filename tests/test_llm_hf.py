@@ -14,8 +14,11 @@ from mazerl.envs.spec import MazeSpec
 from mazerl.eval.evaluate import EvalSet, mazes_hash
 from mazerl.llm import exact
 from mazerl.llm.export import maze_key, records, write
-from mazerl.llm.models import maze_tokenizer, tiny_model
-from mazerl.llm.text import answer_prefix, prompt
+from mazerl.llm.models import maze_tokenizer, reloads_right, tiny_model
+from mazerl.llm.sft import answer_loss, collate, demonstrations, warm_up
+from mazerl.llm.text import answer, answer_prefix, continuation, prompt
+from mazerl.llm.verifier import judge
+from mazerl.policy.tokens import VOCAB
 from mazerl.policy.transformer import TransformerConfig
 
 SMALL = TransformerConfig(layers=2, hidden=32, heads=2, kv_heads=1, ffn=64)
@@ -27,30 +30,15 @@ def mazes(count: int, size: int = 2, first_seed: int = 0) -> list:
 
 
 def warm_model(train_mazes, steps: int = 40, lr: float = 1e-2):
-    """The tiny model after a few supervised steps on the reference answers, so that it solves
-    some mazes sometimes (a random one almost never does)."""
+    """The tiny model after a few supervised steps on the reference answers (`sft.warm_up`,
+    full batches), so that it solves some mazes sometimes (a random one almost never does)."""
     tok = maze_tokenizer()
     model = tiny_model(SMALL)
-    pairs = [
-        exact.canonical_ids(tok, prompt(m, "maxrl"), answer_prefix(m, "maxrl")) for m in train_mazes
-    ]
-    rows = [h + t for h, t in pairs]
-    width = max(map(len, rows))
-    ids = torch.zeros(len(rows), width, dtype=torch.long)
-    attention = torch.zeros_like(ids)
-    scored = torch.zeros(len(rows), width - 1)
-    for i, (row, (head, _)) in enumerate(zip(rows, pairs, strict=True)):
-        ids[i, : len(row)] = torch.tensor(row)
-        attention[i, : len(row)] = 1
-        scored[i, len(head) - 1 : len(row) - 1] = 1
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    for _ in range(steps):
-        logits = model(input_ids=ids, attention_mask=attention).logits
-        logp = torch.log_softmax(logits[:, :-1], -1).gather(-1, ids[:, 1:, None]).squeeze(-1)
-        loss = -(logp * scored).sum() / scored.sum()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+    texts = [prompt(m, "maxrl") for m in train_mazes]
+    pairs = demonstrations(
+        tok, texts, [continuation(answer(m, "maxrl"), "maxrl") for m in train_mazes]
+    )
+    warm_up(model, tok, pairs, steps=steps, batch_size=len(pairs), lr=lr)
     return model.eval(), tok
 
 
@@ -60,13 +48,75 @@ def warm():
     return warm_model(mazes(8, size=3))
 
 
-def test_tokenizer_has_mazerls_ids_and_one_spelling_per_answer():
+def test_tokenizer_has_mazerls_ids():
     tok = maze_tokenizer()
     (maze,) = mazes(1)
     head, tail = exact.canonical_ids(tok, prompt(maze, "maxrl"), answer_prefix(maze, "maxrl"))
     assert head[:2] == [1, 4]  # <bos> GRID_START, as mazerl.policy.tokens
     moves = {0: 13, 1: 14, 2: 15, 3: 16}  # UP DOWN LEFT RIGHT
     assert tail == [moves[m] for m in maze.solution]
+
+
+def test_one_spelling_per_answer_by_enumerating_every_completion():
+    """Every 3-token completion (32^3) of a maze whose only route is RIGHT DOWN, cut at its
+    first <eos> and decoded as TRL and verl decode (special tokens skipped), succeeds exactly
+    when it starts with the tokens RIGHT DOWN (ids 16, 14): no <pad>, <bos>, <unk>, newline or
+    other token slipped between the moves is accepted."""
+    from mazerl.envs.layouts import parse
+
+    tok = maze_tokenizer()
+    maze = parse("S.\n#G\n")
+    assert maze.routes == ((3, 1),)
+    grid = np.stack(np.meshgrid(*[np.arange(len(VOCAB))] * 3, indexing="ij"), -1).reshape(-1, 3)
+    rows = [exact.until_eos(row, tok.eos_token_id) for row in grid.tolist()]
+    texts = tok.batch_decode(rows, skip_special_tokens=True)
+    success = np.array([v.reward == 1.0 for v in judge([maze] * len(texts), texts, "maxrl")])
+    canonical = (grid[:, 0] == 16) & (grid[:, 1] == 14)
+    assert canonical.sum() == 32 and np.array_equal(success, canonical)
+
+
+def test_a_saved_model_reloads_with_the_auto_classes(tmp_path):
+    from transformers import AutoModelForCausalLM, AutoTokenizer, Qwen2Config, Qwen2ForCausalLM
+
+    tiny_model(SMALL).save_pretrained(tmp_path / "run")
+    maze_tokenizer().save_pretrained(tmp_path / "run")
+    tok = AutoTokenizer.from_pretrained(tmp_path / "run")
+    (maze,) = mazes(1)
+    text = prompt(maze, "maxrl") + " " + answer(maze, "maxrl")
+    ids = tok(text, add_special_tokens=False)["input_ids"]
+    assert ids == [VOCAB.index(word) for word in text.split()]  # one id per word, mazerl's
+    assert tok.decode(ids[-3:]) == " ".join(text.split()[-3:])
+    assert AutoModelForCausalLM.from_pretrained(tmp_path / "run").config.vocab_size == 32
+    assert reloads_right(str(tmp_path / "run"), maze_tokenizer())
+    # beside a qwen2 config, transformers 5 loads its Qwen2Tokenizer instead: detected
+    Qwen2ForCausalLM(Qwen2Config(vocab_size=32, hidden_size=8, intermediate_size=8,
+                                 num_hidden_layers=1, num_attention_heads=1)).save_pretrained(
+        tmp_path / "qwen2"
+    )  # fmt: skip
+    maze_tokenizer().save_pretrained(tmp_path / "qwen2")
+    assert not reloads_right(str(tmp_path / "qwen2"), maze_tokenizer())
+
+
+def test_answer_loss_is_the_answer_tokens_mean_nll_by_hand():
+    tok = maze_tokenizer()
+    model = tiny_model(SMALL).eval()
+    ms = mazes(2)
+    pairs = demonstrations(
+        tok,
+        [prompt(m, "maxrl") for m in ms],
+        [continuation(answer(m, "maxrl"), "maxrl") for m in ms],
+    )
+    moves = {0: 13, 1: 14, 2: 15, 3: 16}
+    for m, (_, tail) in zip(ms, pairs, strict=True):
+        assert tail == [moves[a] for a in m.solution] + [7, 2]  # ... DONE <eos>
+    with torch.no_grad():
+        loss = answer_loss(model, *collate(pairs, pad_id=2)).item()
+        nll = []
+        for head, tail in pairs:  # one row at a time, no padding
+            logits = model(input_ids=torch.tensor([head + tail])).logits[0].double()
+            for j, token in enumerate(tail):
+                nll.append(-torch.log_softmax(logits[len(head) - 1 + j], -1)[token].item())
+    assert loss == pytest.approx(sum(nll) / len(nll), rel=1e-5)
 
 
 def test_export_jsonl_and_parquet_read_back_with_keys(tmp_path):
@@ -84,6 +134,26 @@ def test_export_jsonl_and_parquet_read_back_with_keys(tmp_path):
         assert back[2]["reward_model"]["ground_truth"] == back[2]["maze"]
         assert back[2]["extra_info"]["split"] == "ood"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.jsonl", "m.parquet"]
+
+
+def test_maxrl_parquet_round_trip_is_scored_by_compute_score(tmp_path):
+    from datasets import load_dataset
+
+    from mazerl.llm.verifier import compute_score
+
+    ms = mazes(4, size=3)
+    write(records(ms, "maxrl", "test", "prim3"), tmp_path / "test.parquet")
+    back = load_dataset("parquet", data_files=str(tmp_path / "test.parquet"), split="train")
+    moves = {0: "UP", 1: "DOWN", 2: "LEFT", 3: "RIGHT"}
+    for m, row in zip(ms, back, strict=True):
+        truth = row["reward_model"]["ground_truth"]
+        assert truth.startswith(row["prompt"] + " ") and truth.endswith(" DONE <eos>")
+        right = " ".join(moves[a] for a in m.solution) + " DONE"
+        wrong = " ".join(moves[a] for a in m.solution[:-1]) + " DONE"
+        score = [
+            compute_score(row["data_source"], a, truth, row["extra_info"]) for a in (right, wrong)
+        ]
+        assert [s["score"] for s in score] == [1.0, 0.0]
 
 
 def test_exact_pass_at_k_agrees_with_sampled_within_standard_error(warm):
@@ -152,6 +222,9 @@ def test_trl_grpo_with_the_focal_advantage_trains_and_logs(warm, tmp_path):
 
     model, tok = copy.deepcopy(warm[0]).train(), warm[1]
     before = [p.detach().clone() for p in model.parameters()]
+    # the columns MaxRL's data has (no `maze`, `maze_format`): the reward reads `reward_model`
+    keep = ("prompt", "data_source", "reward_model", "extra_info")
+    maxrl_rows = [{k: r[k] for k in keep} for r in records(mazes(8, size=3), "maxrl", "train", "g")]
     gamma, group = 0.5, 4
     args = GRPOConfig(
         output_dir=str(tmp_path),
@@ -172,7 +245,7 @@ def test_trl_grpo_with_the_focal_advantage_trains_and_logs(warm, tmp_path):
         processing_class=tok,
         reward_funcs=maze_reward,
         args=args,
-        train_dataset=Dataset.from_list(records(mazes(8, size=3), "maxrl", "train", "gen")),
+        train_dataset=Dataset.from_list(maxrl_rows),
         algo="grpo",
         focal_gamma=gamma,
     )
@@ -206,12 +279,11 @@ def test_bench_row_times_trl_and_mazerl_on_the_same_steps():
 
 
 def test_chat_export_and_its_prompt_through_the_chat_template():
-    tok = maze_tokenizer()
-    tok.chat_template = (
-        "{{ messages[0]['content'] }}{% if add_generation_prompt %} GRID_END{% endif %}"
-    )
+    tok = maze_tokenizer()  # its template renders the conversation's text as it is
     ms = mazes(2)
-    rows = records(ms, "plain", "train", "s", chat=True)
-    assert rows[1]["prompt"] == [{"role": "user", "content": prompt(ms[1], "plain")}]
-    assert exact.prompt_text(tok, rows[1]["prompt"]) == prompt(ms[1], "plain") + " GRID_END"
+    rows = records(ms, "maxrl", "train", "s", chat=True)
+    assert rows[1]["prompt"] == [{"role": "user", "content": prompt(ms[1], "maxrl")}]
+    assert exact.prompt_text(tok, rows[1]["prompt"]) == prompt(ms[1], "maxrl")
     assert exact.prompt_text(tok, "as is") == "as is"
+    tok.chat_template = "{{ messages[0]['content'] }}{% if add_generation_prompt %} X{% endif %}"
+    assert exact.prompt_text(tok, rows[1]["prompt"]) == prompt(ms[1], "maxrl") + " X"

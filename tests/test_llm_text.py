@@ -3,9 +3,11 @@
 import pytest
 import torch
 
+from mazerl.core.errors import ConfigError
 from mazerl.envs.layouts import parse, to_text
-from mazerl.llm.objective import focal_advantages
-from mazerl.llm.text import answer, answer_prefix, prompt
+from mazerl.llm.export import records
+from mazerl.llm.objective import check_objective, focal_advantages
+from mazerl.llm.text import answer, answer_prefix, grid_rows, prompt, sequence
 from mazerl.llm.verifier import compute_score, judge, maze_reward
 
 # one simple path: RIGHT x4, DOWN x2, LEFT x2; a dead end DOWN DOWN from S
@@ -100,9 +102,105 @@ def test_verl_compute_score():
     assert compute_score("mazerl-plain", SOLUTION, layout, None)["score"] == 0.0
     revisit = "DOWN DOWN UP UP " + SOLUTION
     assert compute_score("mazerl-maxrl", revisit, layout, {"allow_revisits": True})["score"] == 1.0
-    assert compute_score("gsm8k", SOLUTION, layout)["reason"] == "not a mazerl data_source: 'gsm8k'"
+    # any data_source whose ground truth is a maze is scored, in the maxrl format
+    assert compute_score("someone/mazes", SOLUTION, layout)["score"] == 1.0
     bad = compute_score("mazerl-maxrl", SOLUTION, "#S#\n###\n#G#\n")
-    assert bad["score"] == 0.0 and bad["reason"].startswith("invalid ground truth:")
+    assert bad["score"] == 0.0 and bad["reason"].startswith("unreadable ground truth:")
+
+
+# EDGE as MaxRL's data writes a maze: the whole token sequence, rows split by NEWLINE, its
+# answer after PATH_START (written out by hand)
+EDGE_SEQUENCE = (
+    "<bos> GRID_START START PATH WALL NEWLINE WALL PATH WALL NEWLINE WALL PATH GOAL GRID_END "
+    "PATH_START RIGHT DOWN DOWN RIGHT DONE <eos>"
+)
+# a braid (two routes) in MaxRL's tokens: RIGHT RIGHT DOWN DOWN or DOWN DOWN RIGHT RIGHT
+BRAID_SEQUENCE = (
+    "<bos> GRID_START WALL WALL WALL WALL WALL NEWLINE WALL START PATH PATH WALL NEWLINE "
+    "WALL PATH WALL PATH WALL NEWLINE WALL PATH PATH GOAL WALL NEWLINE WALL WALL WALL WALL WALL "
+    "GRID_END PATH_START RIGHT RIGHT DOWN DOWN DONE <eos>"
+)
+
+
+@pytest.mark.parametrize(
+    ("answer", "score", "reason"),
+    [
+        ("RIGHT DOWN DOWN RIGHT DONE", 1.0, "goal"),
+        ("RIGHT DOWN DOWN RIGHT DONE <eos>", 1.0, "goal"),
+        ("RIGHT DOWN DOWN RIGHT", 1.0, "goal"),  # mazerl: the goal ends the episode, DONE or not
+        ("RIGHT DOWN DOWN DONE", 0.0, "stopped before the goal"),
+        ("DOWN", 0.0, "wall"),
+        ("UP", 0.0, "out of bounds"),
+        ("RIGHT DOWN UP", 0.0, "revisit"),
+        ("RIGHT <pad> DOWN DOWN RIGHT", 0.0, "stopped before the goal"),
+        ("RIGHT PATH DOWN", 0.0, "malformed: word 2 'PATH' is not a move"),
+    ],
+)
+def test_maxrl_data_is_scored_from_its_token_sequence(answer, score, reason):
+    for source in ("maze", "maze_17x17", "mazerl-maxrl", "unknown"):
+        assert compute_score(source, answer, EDGE_SEQUENCE, None) == {
+            "score": score,
+            "reason": reason,
+        }
+
+
+def test_maxrl_braid_scores_both_routes_and_the_sequence_reads_back():
+    braid = compute_score("maze", "DOWN DOWN RIGHT RIGHT DONE", BRAID_SEQUENCE)
+    assert braid == compute_score("maze", "RIGHT RIGHT DOWN DOWN DONE", BRAID_SEQUENCE)
+    assert braid["score"] == 1.0
+    assert grid_rows(EDGE_SEQUENCE) == ["S.#", "#.#", "#.G"]
+    assert sequence(EDGE) == EDGE_SEQUENCE  # mazerl writes MaxRL's ground truth
+    assert grid_rows(BRAID_SEQUENCE) == ["#####", "#S..#", "#.#.#", "#..G#", "#####"]
+
+
+@pytest.mark.parametrize(
+    ("truth", "reason"),
+    [
+        (None, "expected text, got NoneType"),
+        ("72", "<ground truth>:1:1: unknown character '7' (use '#', '.', 'S', 'G')"),
+        ("<bos> GRID_START WALL START PATH_START", "no GRID_END after GRID_START"),
+        (
+            "GRID_START START PATH NEWLINE GOAL GRID_END",
+            "the grid is not a rectangle: rows of [1, 2] cells",
+        ),
+        ("GRID_START START GOAL START GRID_END", "2 START cells, expected one"),
+        ("GRID_START START WALL GOAL GRID_END", "the goal is unreachable from the start"),
+        ("GRID_START START RIGHT GOAL GRID_END", "grid word 'RIGHT' is not a cell or NEWLINE"),
+    ],
+)
+def test_an_unreadable_ground_truth_scores_0_with_the_reason(truth, reason):
+    assert compute_score("maze", "RIGHT DONE", truth, {}) == {
+        "score": 0.0,
+        "reason": f"unreadable ground truth: {reason}",
+    }
+
+
+def test_trl_reward_reads_maxrls_columns():
+    logged = {}
+    rewards = maze_reward(
+        completions=["RIGHT DOWN DOWN RIGHT DONE", "DOWN", "RIGHT DONE"],
+        reward_model=[{"style": "rule", "ground_truth": EDGE_SEQUENCE}] * 2 + [{}],
+        data_source=["maze"] * 3,
+        extra_info=[{"split": "train", "index": i} for i in range(3)],
+        log_extra=lambda column, values: logged.update({column: values}),
+    )
+    assert rewards == [1.0, 0.0, 0.0]
+    expected = ["goal", "wall", "unreadable ground truth: expected text, got NoneType"]
+    assert logged == {"maze_verdict": expected}
+
+
+def test_maxrl_export_round_trip_scores_its_own_rows():
+    rows = records([EDGE, DETOUR], "maxrl", "train", "hand")
+    assert rows[0]["reward_model"]["ground_truth"] == EDGE_SEQUENCE
+    assert (
+        rows[0]["extra_info"]["question"] == rows[0]["prompt"] == EDGE_SEQUENCE.split(" RIGHT")[0]
+    )
+    assert rows[0]["extra_info"]["answer"] == EDGE_SEQUENCE
+    assert rows[0]["data_source"].startswith("maze")  # MaxRL's verl scores `maze*` sources
+    for row in rows:
+        truth, info = row["reward_model"]["ground_truth"], row["extra_info"]
+        assert compute_score(row["data_source"], row["solution"], truth, info)["score"] == 1.0
+        assert compute_score(row["data_source"], "LEFT DONE", truth, info)["score"] == 0.0
 
 
 def test_focal_advantages_by_hand():
@@ -116,6 +214,28 @@ def test_focal_advantages_by_hand():
     assert torch.allclose(g.squeeze(1), torch.tensor([0.75**0.5, 0.0]))
     adv_rloo, _ = focal_advantages(rewards, "rloo", 0.0)  # r - mean of the others
     assert torch.allclose(adv_rloo[0], torch.tensor([1.0, -1 / 3, -1 / 3, -1 / 3]))
+    # W-REINFORCE's weights as hyperparameters: +0.1 correct, -1 wrong, g = 0.75^1 and 0^1
+    weights = {"positive_weight": 0.1, "negative_weight": 1.0}
+    adv_w, _ = focal_advantages(rewards, "w_reinforce", 1.0, **weights)
+    assert torch.allclose(
+        adv_w, torch.tensor([[0.1, -1.0, -1.0, -1.0]]) * torch.tensor([[0.75], [0.0]])
+    )
+
+
+@pytest.mark.parametrize(
+    ("algo", "gamma", "kwargs", "message"),
+    [
+        ("ppo", 0.5, {}, "unknown advantage estimator 'ppo'; known: drgrpo, grpo, maxrl, passk"),
+        ("passk", 0.5, {}, "advantage estimator 'passk' needs the argument k"),
+        ("grpo", 0.5, {"k": 4}, "advantage estimator 'grpo' takes no argument 'k'"),
+        ("grpo", float("nan"), {}, "focal gamma must be a finite number >= 0, got nan"),
+    ],
+)
+def test_check_objective_names_what_is_wrong(algo, gamma, kwargs, message):
+    with pytest.raises(ConfigError) as e:
+        check_objective(algo, gamma, kwargs)
+    assert str(e.value).startswith(message)
+    check_objective("passk", 0.0, {"k": 4})  # complete: no error
 
 
 def test_only_the_llm_package_and_its_app_import_the_extra():

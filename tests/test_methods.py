@@ -330,6 +330,26 @@ def test_pkpo_method_is_the_transform_then_the_leave_one_out_baseline():
         check_algo(algo, 4)
 
 
+@pytest.mark.parametrize("n, k", [(8, 4), (6, 2), (5, 5)])
+def test_pkpo_expected_gradient_is_n_minus_k_over_n_minus_1_of_the_unbiased_one(n, k):
+    # a Bernoulli policy with success probability p = sigmoid(theta): d log pi(x) / d theta =
+    # x - p, and pass@k = 1 - (1 - p)^k has d/dtheta = k p (1 - p)^k. Over all 2^N reward
+    # vectors (probability p^c (1 - p)^(N - c)): the transformed rewards alone give it
+    # exactly; after the leave-one-out baseline, (N - k) / (N - 1) of it
+    algo = _algo("pkpo")
+    algo.reward_transform_kwargs = {"k": k}
+    x = t(list(itertools.product([0.0, 1.0], repeat=n)))  # [2^N, N]
+    adv, _ = group_advantages(x, algo, FocalConfig(0))
+    s = REWARD_TRANSFORMS.get("pkpo")(x, k=k)
+    c = x.sum(1)
+    for p in (0.1, 0.3, 0.7):
+        prob = p**c * (1 - p) ** (n - c)  # [2^N]
+        grad = k * p * (1 - p) ** k
+        assert (prob * (s * (x - p)).sum(1)).sum().item() == pytest.approx(grad, rel=1e-9)
+        expected = (n - k) / (n - 1) * grad  # 4/7 at N = 8, k = 4; 0 at k = N
+        assert (prob * (adv * (x - p)).sum(1)).sum().item() == pytest.approx(expected, abs=1e-12)
+
+
 # ---------------------------------------------------------------- entropy bonus
 
 

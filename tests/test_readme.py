@@ -1,4 +1,5 @@
-"""The README's examples work as written: adding a method, the mazes example, plug-ins."""
+"""The documentation's examples work as written: adding a method, the mazes example, plug-ins
+(in docs/guide/; every command block of the README and the tutorials runs in test_docs.py)."""
 
 import re
 from pathlib import Path
@@ -10,18 +11,20 @@ import yaml
 from mazerl.algos import AlgoConfig, FocalConfig, group_advantages
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text()
+GUIDE = ROOT / "docs" / "guide"
 
 
-def _block(lang: str, after: str) -> str:
-    section = README[README.index(after) :]
+def _block(page: str, lang: str, after: str) -> str:
+    """The first `lang` block after the text `after` on the page `docs/guide/<page>`."""
+    text = (GUIDE / page).read_text()
+    section = text[text.index(after) :]
     return re.search(rf"```{lang}\n(.*?)```", section, re.S).group(1)
 
 
 def test_adding_a_method_example_is_the_shipped_method():
-    code = _block("python", "### Adding a method")
+    code = _block("methods.md", "python", "## Adding a method")
     assert code == (ROOT / "mazerl" / "algos" / "w_reinforce.py").read_text()
-    config = _block("yaml", "and `mazerl/conf/algo/w_reinforce.yaml`")
+    config = _block("methods.md", "yaml", "and `mazerl/conf/algo/w_reinforce.yaml`")
     assert config == (ROOT / "mazerl" / "conf" / "algo" / "w_reinforce.yaml").read_text()
     cfg = yaml.safe_load(config)
     cfg.pop("defaults")
@@ -34,7 +37,7 @@ def test_adding_a_method_example_is_the_shipped_method():
 
 def test_mazes_example(capsys):
     namespace: dict = {}
-    exec(compile(_block("python", "## Mazes"), "README:mazes", "exec"), namespace)
+    exec(compile(_block("mazes.md", "python", "# Mazes"), "docs:mazes", "exec"), namespace)
     assert namespace["reward"] == 1.0 and namespace["info"]["event"] == "goal"
     assert namespace["maze"].grid.shape == (17, 17)
     assert "S" in capsys.readouterr().out
@@ -43,7 +46,7 @@ def test_mazes_example(capsys):
 def test_plugin_example_declares_the_group_the_apps_load():
     from mazerl.core.plugins import GROUP
 
-    snippet = _block("toml", "### Plug-ins: parts from outside the repository")
+    snippet = _block("extending.md", "toml", "## Plug-ins: parts from outside the repository")
     assert (
         snippet.splitlines()[0]
         == f'[project.entry-points."{GROUP}"]'

@@ -17,7 +17,7 @@ from omegaconf.errors import ConfigTypeError, ValidationError
 
 from mazerl.algos import AlgoConfig, policy_loss
 from mazerl.apps.schema import Config, register_configs, validate
-from mazerl.categorical.sim import CategoricalConfig, SimConfig
+from mazerl.categorical.config import CategoricalConfig, SimConfig
 from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import ConfigError, UserError
 from mazerl.core.registry import Registry

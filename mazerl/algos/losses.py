@@ -71,7 +71,8 @@ def seq_mean_token_sum_norm(loss: torch.Tensor, mask: torch.Tensor, norm_mask=No
 @AGGREGATIONS.register("token-sum")
 def token_sum(loss: torch.Tensor, mask: torch.Tensor, norm_mask=None) -> torch.Tensor:
     """Sum over all response tokens, unnormalised: the update grows with the number of
-    samples (the categorical simulation's `paper_categorical` preset, see README)."""
+    samples (the categorical simulation's `paper_categorical` preset, see
+    docs/results/categorical.md)."""
     return masked(loss, mask).sum()
 
 

@@ -9,7 +9,6 @@ it may skip.
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import torch
 
@@ -19,84 +18,11 @@ from mazerl.algos.advantages import (
     all_equal,
     declares_all_equal_zero,
 )
+from mazerl.algos.config import AlgoConfig, FocalConfig
 from mazerl.algos.focal import focal_weight, success_rate
-from mazerl.algos.losses import AGGREGATIONS, POLICY_LOSSES
+from mazerl.algos.losses import POLICY_LOSSES
 from mazerl.algos.losses import reads_every_row as loss_reads_every_row
 from mazerl.core.errors import ConfigError
-from mazerl.core.settings import (
-    FLAG,
-    MAPPING,
-    NATURAL,
-    NON_NEGATIVE,
-    POSITIVE,
-    TEXT,
-    number,
-    optional,
-    registered,
-    setting,
-)
-
-
-@dataclass
-class AlgoConfig:
-    """Hyperparameters of one method (one `conf/algo/*.yaml`); `check_algo` checks the
-    registered parts' arguments on a group size."""
-
-    name: str = setting("grpo", TEXT, "the method's name (as logged)")
-    advantage: str = setting(
-        "grpo", registered(ADVANTAGES), "a registered group advantage estimator"
-    )
-    # the *_kwargs values are checked by check_algo against the registered part's signature
-    advantage_kwargs: dict = setting(
-        {}, MAPPING, "the estimator's hyperparameters (checked against its signature)"
-    )
-    reward_transform: str | None = setting(
-        None,
-        optional(registered(REWARD_TRANSFORMS)),
-        "a registered reward transform applied first (PKPO), or null",
-    )
-    reward_transform_kwargs: dict = setting(
-        {}, MAPPING, "the transform's hyperparameters (as advantage_kwargs)"
-    )
-    loss: str = setting(
-        "clip", registered(POLICY_LOSSES), "a registered policy loss (per-token surrogate)"
-    )
-    clip_low: float = setting(0.2, POSITIVE, "eps_low of the clip (or of CISPO's IS weight)")
-    clip_high: float = setting(0.2, POSITIVE, "eps_high of the clip")
-    kl_beta: float = setting(
-        0.0, NON_NEGATIVE, "coefficient of the k3 KL to the base (reference) policy"
-    )
-    entropy_coef: float = setting(
-        0.0,
-        NON_NEGATIVE,
-        "coefficient of the entropy bonus (-c H_t per token; reads every row)",
-    )
-    loss_agg_mode: str = setting(
-        "token-mean",
-        registered(AGGREGATIONS),
-        "how token losses are aggregated (a registered aggregation)",
-    )
-    dynamic_sampling: bool = setting(
-        False, FLAG, "DAPO's filter: drop groups with all-equal rewards and refill"
-    )
-    dynamic_sampling_max_rounds: int = setting(
-        4, NATURAL, "extra sampling rounds to refill the batch"
-    )
-    loss_kwargs: dict = setting(
-        {}, MAPPING, "the loss's other hyperparameters (checked against its signature)"
-    )
-
-
-@dataclass
-class FocalConfig:
-    """F-GRPO's focal coefficient g = (1 - mu_hat)^gamma; gamma = 0 turns it off."""
-
-    gamma: float = setting(
-        0.5, NON_NEGATIVE, "F-GRPO's focal exponent: g = (1 - mu_hat)^gamma; 0 turns it off"
-    )
-    correct_reward: float | None = setting(
-        1.0, optional(number()), "mu_hat counts rewards >= this (null: the group's maximum)"
-    )
 
 
 def group_advantages(

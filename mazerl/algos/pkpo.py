@@ -9,10 +9,14 @@ max(f) over the C(N, k) k-subsets; its score-function gradient gives sample i th
 (the fraction of the k-subsets holding sample i that also hold a correct sample, times k/N),
 so sum_i s_i grad log pi(x_i) is an unbiased estimate of grad pass@k. k = 1 gives s = r / N.
 The method (`conf/algo/pkpo.yaml`) feeds the transformed rewards to the leave-one-out
-baseline (`rloo`), which keeps the estimate unbiased; all-equal groups stay exactly zero.
-MaxRL's PKPO baseline (tajwarfahim/maxrl, `compute_pkpo_outcome_advantage`) uses another
-unbiased weighting, C(N - c, k - 1) / C(N - 1, k - 1) for a correct sample and 0 for a wrong
-one, before the same baseline; this module follows the paper.
+baseline (`rloo`); all-equal groups stay exactly zero. That baseline is not unbiased here:
+the other samples' s_j depend on sample i's reward through c, and the expected gradient is
+(N - k) / (N - 1) times grad pass@k (4/7 at N = 8, k = 4; 0 at k = N), for any success
+probability (tests/test_methods.py enumerates it). Under Adam a constant factor mostly
+rescales the step; the paper's own baseline, which keeps the estimate unbiased, is not the
+one used here. MaxRL's PKPO baseline (tajwarfahim/maxrl, `compute_pkpo_outcome_advantage`)
+uses another weighting, C(N - c, k - 1) / C(N - 1, k - 1) for a correct sample and 0 for a
+wrong one, before the same baseline; this module's transform follows the paper.
 """
 
 import torch

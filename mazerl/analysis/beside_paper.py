@@ -36,7 +36,9 @@ def table4_markdown(paired: list[dict], set_name: str = "id") -> list[str]:
         f"## Beside the paper's Table 4 ({set_name} set, exact, percent)",
         "",
         "Mean ± standard error over seeds; gains paired by seed and maze with 95% intervals "
-        "(two-way decomposition); the paper: 20,000 steps of 256 mazes, one run per cell. "
+        "(two-way decomposition); pooled: each seed's gain averaged over the pool's N first, "
+        "the interval over seeds (the N of one seed share its base model and training "
+        "stream); the paper: 20,000 steps of 256 mazes, one run per cell. "
         '"< +X": the gain is below +X points with 95% confidence.',
         "",
         *table_head(["N", "metric", *heads, *gains, "paper GRPO / gains", "reading"]),
@@ -72,7 +74,7 @@ def table4_markdown(paired: list[dict], set_name: str = "id") -> list[str]:
             paper = [table4_gain(n, g, k) for n in chosen]
             paper_mean = float(np.mean(paper)) if None not in paper else None
             lines.append(
-                f"| {name} ({d.seeds} units) | pass@{k} | " + " | ".join(["-"] * len(heads))
+                f"| {name} ({d.seeds} seeds) | pass@{k} | " + " | ".join(["-"] * len(heads))
                 + " | " + " | ".join(_gain(d) if h == g else "-" for h in gammas)
                 + f" | {'' if paper_mean is None else f'mean gain {paper_mean:+.1f}'} | "
                 + f"γ {g:g}: {reading(lo, hi, paper_mean)} |"
@@ -81,8 +83,10 @@ def table4_markdown(paired: list[dict], set_name: str = "id") -> list[str]:
 
 
 def _pooled(by_cell, ns, gammas, cols) -> dict[str, dict]:
-    """`{pool: {(gamma, k): (its N, PairedDiff)}}` over the (N, seed) units of each pool with
-    more than one N, strata N, where every unit was evaluated on the same mazes."""
+    """`{pool: {(gamma, k): (its N, PairedDiff)}}` for each pool with more than one N, over
+    the seeds that every N of the pool ran, where they were evaluated on the same mazes.
+    The unit is the seed, not the (N, seed) run: the N of one seed share its base model and
+    training-maze stream, so a seed's differences are averaged over N before the interval."""
     out = {}
     for name, keep in POOLS.items():
         chosen = [n for n in ns if keep(n)]
@@ -93,12 +97,14 @@ def _pooled(by_cell, ns, gammas, cols) -> dict[str, dict]:
             cells = [by_cell.get((n, g)) for n in chosen]
             if None in cells:
                 continue
+            seeds = set.intersection(*({b.seed for _, b in e["pairs"]} for e in cells))
+            pairs = [[p for p in e["pairs"] if p[1].seed in seeds] for e in cells]
             for k, col in zip(KS, cols, strict=True):
-                parts = [paired_matrix(e["pairs"], col) for e in cells]
+                parts = [paired_matrix(ps, col) for ps in pairs]
                 if len({p.shape[1] for p in parts}) != 1:
                     continue
-                strata = np.concatenate([[n] * len(p) for n, p in zip(chosen, parts, strict=True)])
-                rows[(g, k)] = chosen, paired_difference(np.concatenate(parts), strata)
+                units = [b.seed for ps in pairs for _, b in ps]
+                rows[(g, k)] = chosen, paired_difference(np.concatenate(parts), np.array(units))
         out[f"pooled, {name}"] = rows
     return out
 

@@ -5,6 +5,12 @@ A group is *still moving* on a metric when the 95% interval of the slope exclude
 the slope exceeds `MOVING_SLOPE` (0.5 points per 1,000 steps) in size; a result (a group, or
 a paired difference and the two groups it compares) is called converged only where none of
 them is still moving.
+
+The rule judges the evaluation it is read at, and it is not monotone in that step: the last
+third moves with it. In maze_long, F-GRPO gamma 0.5 against GRPO at N = 8 passes when read at
+10,500 to 13,000 steps, fails at 13,500 to 15,500 (F-GRPO still rising +0.8 to +1.2 points
+per 1,000 steps) and passes again from 16,000 on. A "yes" says the result was flat over the
+last third before that step, not that it stays flat after it.
 """
 
 import math
@@ -108,7 +114,8 @@ def convergence_markdown(trends: dict, paired: list[dict]) -> list[str]:
         f"{any_slope.points} here), points per 1,000 steps, with its 95% interval (each seed "
         f"its own level); `*` = still moving: the interval excludes 0 and the slope exceeds "
         f"{MOVING_SLOPE} points per 1,000 steps. A result is called converged only where no "
-        "group it compares is still moving.",
+        "group it compares is still moving, at this step: the rule is not monotone in the "
+        "step (a result that passes here can fail when read later).",
         "",
         *table_head(["group", *heads, "converged"]),
     ]

@@ -10,6 +10,12 @@ adds it to a sweep that varies `algo` over `MIN_METHODS` or more values.
     from mazerl.analysis.tables import aggregate
     runs = find_runs(Path("experiments/runs/methods"))
     rows = measure(board_rows(runs), aggregate(runs)[0])  # Row.values, .diffs, .converged
+
+Runs of the leaderboard protocol (`experiment=leaderboard` or `decisive`: they choose a `cell/`)
+are paired by bank model instead of seed, from one folder or several (`mazerl-summarize
+MY_SWEEP experiments/runs/decisive --out DIR` puts a new method beside the committed ones):
+`place` finds each run's bank model, reads runs still training at their latest common
+evaluation, and flags pairs whose runs ran on different kinds of CPU.
 """
 
 import csv
@@ -20,6 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import yaml
+from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from mazerl.analysis.convergence import difference_slope, group_slope, settled
 from mazerl.analysis.figures import (
@@ -38,6 +47,7 @@ from mazerl.analysis.paper import reading
 from mazerl.analysis.runs import (
     DISTINCT_SAMPLES,
     Run,
+    at_step,
     distinct_routes_per_maze,
     evaluations,
     natural_key,
@@ -45,13 +55,21 @@ from mazerl.analysis.runs import (
 )
 from mazerl.analysis.stats import PairedDiff, paired_difference
 from mazerl.analysis.tables import headline, paired_matrix, same_value, sets_of, table_head
+from mazerl.core.config import CONF_DIR
+from mazerl.train.bank import bank_index
+from mazerl.train.run_state import read_metrics
 
 MIN_METHODS = 3  # distinct `algo` values that make a sweep a leaderboard
 BOARD_KS = (1, 256, 2048)  # pass@k columns
 DIFF_KS = (1, 256)  # pass@k compared with GRPO (and judged for convergence)
 REFERENCE = ("grpo", 0.0)  # (algo, focal gamma) every method is compared with
+RATIO_METHODS = ("clip_cov", "kl_cov")  # act through rho only: GRPO at one update per batch
 ROUTE_METRICS = (f"expected_distinct@{DISTINCT_SAMPLES}", "rare_mass")
 METHOD_KEYS = ("algo", "focal.gamma", *N_KEYS, "seed")  # any other swept key splits rows
+# ... but these: a config group naming a row's N or method, or where and how a run ran
+RUN_KEYS = ("cell", "method", "threads", "device", "base.bank", "base.cache_dir", "logger.progress")
+CROSS_MARK = "†"  # a row with a pair across CPU kinds
+CROSS_NOTE = "paired by bank model across CPU kinds: RL rounding differs"
 FRONTIER_NOTE = (
     "crosses: 95% interval of the paired difference from GRPO (same N, seed and maze; two-way "
     "seed x maze decomposition) around the method's seed mean: a cross that misses GRPO's dotted "
@@ -62,11 +80,14 @@ FRONTIER_NOTE = (
 
 @dataclass
 class Row:
-    """One line of the board at group size `n`: a method (`kind` "method", or "reference" for
-    GRPO at gamma 0) with its finished `runs`, the GRPO runs at `n` (`reference`) and the pairs
-    (GRPO run, run) of the seeds both finished; or the base model (`kind` "base", `runs` the
-    finished runs at `n`, whose base models it averages). `measure` fills `values`
-    {column: (mean, seeds)}, `diffs` {column: PairedDiff} and `converged` {set: yes/no/n/a}."""
+    """One line of the board at group size `n`: a method (`kind` "method", "reference" for
+    GRPO at gamma 0, or "as grpo" for a `RATIO_METHODS` method run at one update per batch:
+    shown, not compared) with its finished `runs`, the GRPO runs at `n` (`reference`) and the
+    pairs (GRPO run, run) of the seeds both finished; or the base model (`kind` "base", `runs` the
+    finished runs at `n`, whose base models it averages). Pairs are by seed, or on the
+    protocol by bank model; `crossed` names the pairs whose two runs ran on different kinds of
+    CPU. `measure` fills `values` {column: (mean, seeds)}, `diffs` {column: PairedDiff} and
+    `converged` {set: yes/no/n/a}."""
 
     n: int
     name: str
@@ -79,6 +100,141 @@ class Row:
     values: dict[str, tuple[float, int]] = field(default_factory=dict)
     diffs: dict[str, PairedDiff] = field(default_factory=dict)
     converged: dict[str, str] = field(default_factory=dict)
+    crossed: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Placement:
+    """The runs of the leaderboard protocol as the board pairs them: `units` {run folder:
+    "bank model k"}, the bank model each placed run started from; `machines` {run folder:
+    (cpu, vector capability, threads)} from its metrics.json (None while it trains); `steps`
+    {N: step} where N's runs are read at their latest common evaluation, not at their ends;
+    `notes`, markdown lines saying so and naming each run left out."""
+
+    units: dict[Path, str]
+    machines: dict[Path, tuple | None]
+    steps: dict[int, int]
+    notes: list[str]
+
+
+def on_protocol(runs: list[Run]) -> bool:
+    """Some run chose a leaderboard cell (`cell=n32`, as the leaderboard and decisive presets)."""
+    return any(((r.hydra.get("runtime") or {}).get("choices") or {}).get("cell") for r in runs)
+
+
+def _recorded(run: Run) -> dict | None:
+    """The run's metrics.json as written (None while it trains or where unreadable): a run
+    read `at_step` keeps only its evaluations' scalars."""
+    path = run.path / "metrics.json"
+    return read_metrics(path)[0] if path.is_file() else None
+
+
+def _base_setting(run: Run, key: str):
+    """`base.<key>` of the run's config, interpolations resolved (`${seed}`); None if absent."""
+    try:
+        return OmegaConf.select(OmegaConf.create(run.config), f"base.{key}")
+    except OmegaConfBaseException:
+        return None
+
+
+def bank_model(run: Run, index: dict[str, dict]) -> tuple[str | None, str]:
+    """`("bank model k", "")` for the bank model `run` started from, else `(None, why it
+    cannot be placed)`. A finished run by its metrics.json `base_model`: its cache key is bank
+    model k's in `index` (`bank_index`) and its sha256 that file's. A run still training (no
+    metrics.json yet) by its config: with base.bank=require, base.seed=k loads bank model k
+    or stops before its first step."""
+    recorded = _recorded(run)
+    if recorded is None:
+        seed = _base_setting(run, "seed")
+        entry = next((e for e in index.values() if e["seed"] == seed), None)
+        if _base_setting(run, "bank") == "require" and entry is not None:
+            return f"bank model {entry['seed']}", ""
+        return (
+            None,
+            "still training; its base model is named when it finishes (not base.bank=require)",
+        )
+    origin = recorded.get("base_model")
+    if not origin:
+        return None, "its metrics.json names no base model (a run from before the bank)"
+    entry = index.get(origin.get("key"))
+    if entry is None:
+        return None, (
+            f"its base model ({origin.get('source')}, cache key {origin.get('key')}) is not a bank "
+            "model"
+        )
+    if origin.get("sha256") != entry["sha256"]:
+        return None, f"its base model has bank model {entry['seed']}'s cache key but not its sha256"
+    return f"bank model {entry['seed']}", ""
+
+
+def _machine(recorded: dict | None) -> tuple | None:
+    """(cpu, vector capability, threads) of a finished run: what sets RL's rounding."""
+    if not recorded or "cpu_capability" not in recorded:
+        return None
+    return recorded.get("cpu"), recorded["cpu_capability"], recorded.get("threads")
+
+
+def _machine_text(machine: tuple) -> str:
+    cpu, capability, threads = machine
+    return f"{cpu}, {capability}, {threads} thread{'s' * (threads != 1)}"
+
+
+def common_steps(runs: list[Run], units: dict[Path, str]) -> dict[int, int | None]:
+    """`{N: step}` for each N whose placed runs with an evaluation did not all end at one
+    step (some still train, or ran another length): the latest evaluation step they all
+    share (None: they share none)."""
+    by_n: dict[int, list[Run]] = defaultdict(list)
+    for r in runs:
+        if r.path in units and evaluations(r):
+            by_n[group_size(r)].append(r)
+    out = {}
+    for n, here in sorted(by_n.items()):
+        ends = {(r.metrics or {}).get("iterations") for r in here}
+        if len(ends) > 1 or None in ends:
+            out[n] = max(set.intersection(*(set(evaluations(r)) for r in here)), default=None)
+    return out
+
+
+def place(runs: list[Run], step: int | None = None) -> tuple[list[Run], Placement | None]:
+    """The runs as the protocol's board reads them, and their `Placement` (the runs as they
+    are and None off the protocol). A run whose base model is not a bank model is left out,
+    with one line. Unless `step` (`--at-step`) set one step for all, the runs of an N that did
+    not all end at one step are read at their latest common evaluation (`at_step`); an N whose
+    runs share none is left out, with one line."""
+    if not on_protocol(runs):
+        return runs, None
+    index = bank_index()
+    units, machines, notes = {}, {}, []
+    for r in runs:
+        unit, why = bank_model(r, index)
+        if unit is None:
+            notes.append(f"- {r.path}: left out: {why}")
+        else:
+            units[r.path], machines[r.path] = unit, _machine(_recorded(r))
+    steps = {} if step is not None else common_steps(runs, units)
+    for n, s in steps.items():
+        here = [r for r in runs if r.path in units and group_size(r) == n and evaluations(r)]
+        if s is None:
+            last = sorted({max(evaluations(r)) for r in here})
+            notes.append(
+                f"- N = {n}: left out: its runs share no evaluation step (their last: "
+                f"{', '.join(f'{x:,}' for x in last)}); `--at-step STEP` reads those that "
+                "evaluated at STEP"
+            )
+            units = {p: u for p, u in units.items() if p not in {r.path for r in here}}
+            continue
+        training = sum(r.metrics is None for r in here)
+        notes.append(
+            f"- N = {n}: read at step {s:,}, the latest evaluation its {len(here)} started runs "
+            f"share ({training} still training; `--at-step STEP` reads another step)"
+        )
+    steps = {n: s for n, s in steps.items() if s is not None}
+    read = []
+    for r in runs:
+        s = steps.get(group_size(r)) if r.path in units else None
+        ended_there = r.metrics is not None and r.metrics.get("iterations") == s
+        read.append(r if s is None or ended_there else at_step(r, s))
+    return read, Placement(units, machines, steps, notes)
 
 
 def varies_methods(runs: list[Run]) -> bool:
@@ -92,12 +248,22 @@ def _algo_gamma(run: Run) -> tuple[str, float]:
     return algo, float(gamma)
 
 
-def board_rows(runs: list[Run]) -> list[Row]:
+def board_rows(runs: list[Run], placement: Placement | None = None) -> list[Row]:
     """The board's rows from the finished runs, per N (ascending): the base model (where the
     runs recorded it), then one row per method (its algo and gamma, and any other swept key
-    but the seed), GRPO at gamma 0 the reference. Unmeasured: see `measure`."""
+    but the seed and `RUN_KEYS`), GRPO at gamma 0 the reference, paired by seed; with a
+    `placement` (the protocol) only its placed runs, paired by bank model, at any length (its
+    steps make it one). Unmeasured: see `measure`."""
     finished = [r for r in runs if r.metrics is not None]
-    rest = [k for k in swept_keys(runs) if k not in METHOD_KEYS]
+    skip = (*METHOD_KEYS, *RUN_KEYS)
+    if placement is not None:
+        finished = [r for r in finished if r.path in placement.units]
+        skip += ("train.iterations",)
+    rest = [k for k in swept_keys(runs) if k not in skip]
+
+    def unit(run: Run) -> str:
+        return run.seed if placement is None else placement.units[run.path]
+
     cells: dict[tuple, list[Run]] = defaultdict(list)
     for r in finished:
         cells[(group_size(r), *_algo_gamma(r), *(r.overrides.get(k, "-") for k in rest))].append(r)
@@ -110,14 +276,37 @@ def board_rows(runs: list[Run]) -> list[Row]:
             _, algo, gamma, *values = key
             members = cells[key]
             reference = cells.get((n, *REFERENCE, *values), [])
-            by_seed = {r.seed: r for r in reference}
-            pairs = [(by_seed[r.seed], r) for r in members if r.seed in by_seed]
-            pairs.sort(key=lambda p: natural_key(p[1].seed))
+            by_unit = {unit(r): r for r in reference}
+            pairs = [(by_unit[unit(r)], r) for r in members if unit(r) in by_unit]
+            pairs.sort(key=lambda p: natural_key(unit(p[1])))
             name = method_name(algo, gamma, members[0].config)
             name = ", ".join([name, *(f"{k}={v}" for k, v in zip(rest, values, strict=True))])
             kind = "reference" if (algo, gamma) == REFERENCE else "method"
+            kind = "as grpo" if algo in RATIO_METHODS and one_update(members[0]) else kind
             rows.append(Row(n, name, kind, algo, gamma, members, reference, pairs))
+            rows[-1].crossed = _crossed(pairs, placement) if placement else []
     return rows
+
+
+def _crossed(pairs: list[tuple[Run, Run]], placement: Placement) -> list[str]:
+    """The pairs whose runs ran on different kinds of CPU (both known), as "bank model k
+    (its CPU against GRPO's)"."""
+    out = []
+    for a, b in pairs:
+        ma, mb = placement.machines.get(a.path), placement.machines.get(b.path)
+        if ma and mb and ma != mb:
+            unit = placement.units[b.path]
+            out.append(f"{unit} ({_machine_text(mb)} against GRPO's {_machine_text(ma)})")
+    return out
+
+
+def one_update(run: Run) -> bool:
+    """The run made one optimizer step per batch (train.ppo_epochs = train.minibatches = 1):
+    its ratio rho is 1 at every update, and a method acting through rho (Clip-Cov: its PPO
+    clip opened to [0, 2] never binds, and its covariance detach touched 2e-5 (N = 32) to 8e-5
+    (N = 8) of the tokens in the methods study; KL-Cov: |log rho| = 0) is GRPO."""
+    train = run.config.get("train") or {}
+    return train.get("ppo_epochs", 1) == 1 and train.get("minibatches", 1) == 1
 
 
 def board_columns(cols: list[str]) -> dict[str, list[str]]:
@@ -222,6 +411,8 @@ def _reading(row: Row, cols: list[str], scale: float, unit: str, digits: int = 1
     with `digits` decimals as in the row's Δ cells."""
     if row.kind == "method" and not row.pairs:
         return "no GRPO run of its seeds finished"
+    if row.kind == "as grpo":
+        return _as_grpo(row)
     parts = []
     for c in cols:
         bounds = _interval(row.diffs.get(c), scale)
@@ -244,53 +435,85 @@ def _seeds(row: Row, col: str) -> str:
     return f"{count} ({paired} paired)" if row.kind == "method" and paired != count else str(count)
 
 
-def board_markdown(rows: list[Row], cols: list[str]) -> list[str]:
+def board_markdown(
+    rows: list[Row], cols: list[str], placement: Placement | None = None
+) -> list[str]:
     """One table per evaluation set (rows by N, then by ID pass@1), the routes tables on braid
-    mazes, each with the count of its intervals."""
+    mazes, each with the count of its intervals; on the protocol (`placement`) paired by
+    bank model, with its notes, and each row with a pair across CPU kinds marked and named."""
     boards = board_columns(cols)
     if not rows or not boards:
-        return []
+        notes = placement.notes if placement is not None else []
+        return ["## Leaderboard", "", "No run could be placed:", "", *notes, ""] if notes else []
     first = "id" if "id" in boards else next(iter(boards))
     rank = boards[first][0]  # pass@1 where logged
     family = rank.split("/")[2].split("@")[0].replace("_", " ")
+    units = "seeds" if placement is None else "bank models"
+    unit = "seed" if placement is None else "bank model"
     lines = [
         "## Leaderboard",
         "",
-        f"{family} in percent: the mean over each method's finished seeds (seeds: how many; "
-        "the base model: the mean over the seeds' base models). Δ: the method minus GRPO "
-        "(γ 0) at the same N, paired by seed and evaluation maze, in points, with its 95% "
-        'interval (two-way seed x maze decomposition, as in "Paired differences"); reading: '
+        f"{family} in percent: the mean over each method's finished {units} ({units}: how many; "
+        f"the base model: the mean over the {units}' base models). Δ: the method minus GRPO "
+        f"(γ 0) at the same N, paired by {unit} and evaluation maze, in points, with its 95% "
+        f'interval (two-way {unit} x maze decomposition, as in "Paired differences"); reading: '
         'what the interval says ("< +X": below +X points with 95% confidence). converged: the '
         "method, GRPO and their difference all pass the slope rule on pass@1 and pass@256 of "
         f"that set (see Convergence). Sorted by {first} {_metric(rank)} within each N.",
         "",
     ]
+    if placement is not None:
+        lines += [
+            "Each run paired by the bank model it started from (its metrics.json's base model: "
+            f"cache key and sha256 those of the bank's file). {CROSS_MARK}: {CROSS_NOTE}.",
+            "",
+            *placement.notes,
+            *([""] if placement.notes else []),
+        ]
     order = ordered(rows, rank)
     for s, cs in boards.items():
         compared = [c for c in cs if int(c.split("@")[1]) in DIFF_KS]
         lines += [f"### Leaderboard, {s}", ""]
         lines += table_head(
-            ["N", "method", "seeds", *(_metric(c) for c in cs)]
+            ["N", "method", units, *(_metric(c) for c in cs)]
             + [f"Δ{_metric(c)}" for c in compared] + ["reading", "converged"]
         )  # fmt: skip
+        shown = []
         for row in order:
             if not math.isfinite(row.values.get(cs[0], (math.nan, 0))[0]):
                 continue
+            shown.append(row)
+            name = f"{row.name} {CROSS_MARK}" if row.crossed else row.name
             cells = [f"{100 * row.values[c][0]:.1f}" for c in cs]
             cells += [_diff_cell(row, c, 100, 1) for c in compared]
             cells += [_reading(row, compared, 100, ""), row.converged.get(s, "-")]
-            lines.append(
-                f"| {row.n} | {row.name} | {_seeds(row, cs[0])} | " + " | ".join(cells) + " |"
-            )
+            lines.append(f"| {row.n} | {name} | {_seeds(row, cs[0])} | " + " | ".join(cells) + " |")
         lines += ["", _count_line(order, compared), ""]
+        lines += [*_cross_lines(shown), ""] if any(row.crossed for row in shown) else []
     return lines + routes_markdown(order, route_columns(rows, list(boards)))
+
+
+def _cross_lines(rows: list[Row]) -> list[str]:
+    """The footnote of the rows marked `CROSS_MARK`: which pairs, on which CPUs."""
+    return [
+        f"{CROSS_MARK} {row.name} at N = {row.n}, {CROSS_NOTE}: {'; '.join(row.crossed)}."
+        for row in rows
+        if row.crossed
+    ]
 
 
 def _diff_cell(row: Row, col: str, scale: float, digits: int) -> str:
     if row.kind == "reference":
         return "reference"
+    if row.kind == "as grpo":
+        return "not compared"
     d = row.diffs.get(col)
     return "-" if d is None else d.text(scale, digits)
+
+
+def _as_grpo(row: Row) -> str:
+    """ "= GRPO at one update per batch" (its focal form: "= F-GRPO γ 0.5 ...")."""
+    return f"= {method_name(REFERENCE[0], row.gamma)} at one update per batch"
 
 
 def _count_line(rows: list[Row], compared: list[str]) -> str:
@@ -385,6 +608,32 @@ def _matches(run: Run, cell: dict[str, str]) -> bool:
     return all(k in run.overrides and same_value(run.overrides[k], v) for k, v in cell.items())
 
 
+def group_settings(cell: dict[str, str]) -> dict[str, str]:
+    """`cell` (overrides) with the settings its `cell` and `method` choices make, as overrides
+    name them (`cell=n8`: train.group_size 8, train.iterations 20000; `method=fgrpo05`: algo
+    grpo, focal.gamma 0.5), read from mazerl's config files. They win over the cell's own
+    keys, which may hold another run's values (a key one folder lacks is read from its runs'
+    configs: `gather`)."""
+    out = {}
+    for group in ("cell", "method"):
+        path = CONF_DIR / group / f"{cell.get(group)}.yaml"
+        if group in cell and path.is_file():
+            doc = yaml.safe_load(path.read_text()) or {}
+            for choice in doc.pop("defaults", []):  # {"override /algo": "grpo"}
+                if isinstance(choice, dict):
+                    out |= {k.split("/")[-1]: str(v) for k, v in choice.items()}
+            out |= _flat(doc)
+    return cell | out
+
+
+def _flat(node: dict, prefix: str = "") -> dict[str, str]:
+    """A nested config as dotted keys: {"train": {"group_size": 8}} -> {"train.group_size": "8"}."""
+    out = {}
+    for k, v in node.items():
+        out |= _flat(v, f"{prefix}{k}.") if isinstance(v, dict) else {f"{prefix}{k}": str(v)}
+    return out
+
+
 def missing_markdown(runs: list[Run], rows: list[Row]) -> list[str]:
     """The declared runs not finished, per N and method: which seeds, and why (not started,
     or the run's `problem`); one line for an N with nothing finished."""
@@ -396,9 +645,10 @@ def missing_markdown(runs: list[Run], rows: list[Row]) -> list[str]:
         found = [r for r in runs if _matches(r, cell)]
         if any(r.metrics is not None for r in found):
             continue
-        n = int(next((cell[k] for k in N_KEYS if k in cell), n_default))
-        algo = cell.get("algo") or (_algo_gamma(found[0])[0] if found else "")
-        name = method_name(algo, float(cell.get("focal.gamma", 0)), configs.get(algo))
+        settings = group_settings(cell)
+        n = int(next((settings[k] for k in N_KEYS if k in settings), n_default))
+        algo = settings.get("algo") or (_algo_gamma(found[0])[0] if found else "")
+        name = method_name(algo, float(settings.get("focal.gamma", 0)), configs.get(algo))
         missing.append(
             (n, name, cell.get("seed", "-"), found[0].problem if found else "not started")
         )
@@ -444,12 +694,14 @@ def missing_markdown(runs: list[Run], rows: list[Row]) -> list[str]:
 
 def write_board_csv(path: Path, rows: list[Row]) -> None:
     """One line per N, method and metric (fractions; routes in routes): the seed mean, the
-    paired difference from GRPO with its 95% interval (empty where there is none), and the
-    convergence of the metric's set."""
+    paired difference from GRPO with its 95% interval (empty where there is none), the
+    convergence of the metric's set, and how many pairs ran on two kinds of CPU (the
+    protocol's `CROSS_NOTE`)."""
     with open(path, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["N", "method", "algo", "focal_gamma", "metric", "seeds", "mean", "diff_vs_grpo",
-                    "diff_lo", "diff_hi", "paired_seeds", "mazes", "converged"])  # fmt: skip
+                    "diff_lo", "diff_hi", "paired_seeds", "mazes", "converged",
+                    "paired_across_cpus"])  # fmt: skip
         for row in rows:
             for col, (mean, seeds) in row.values.items():
                 d = row.diffs.get(col)
@@ -457,7 +709,7 @@ def write_board_csv(path: Path, rows: list[Row]) -> None:
                 paired = [d.mean, *bounds, d.seeds, d.mazes] if d else [""] * 5
                 converged = row.converged.get(col.split("/")[1], "")
                 w.writerow([row.n, row.name, row.algo, row.gamma if row.kind != "base" else "",
-                            col, seeds, mean, *paired, converged])  # fmt: skip
+                            col, seeds, mean, *paired, converged, len(row.crossed)])  # fmt: skip
 
 
 @dataclass
@@ -480,7 +732,7 @@ def frontier_points(rows: list[Row], x_col: str, y_col: str) -> dict[int, list[P
     out: dict[int, list[Point]] = defaultdict(list)
     for row in rows:
         (x, _), (y, _) = row.values.get(x_col, (math.nan, 0)), row.values.get(y_col, (math.nan, 0))
-        if math.isfinite(x) and math.isfinite(y):
+        if math.isfinite(x) and math.isfinite(y) and row.kind != "as grpo":
             half = [_interval(row.diffs.get(c), 1) for c in (x_col, y_col)]
             dx, dy = ((b[1] - b[0]) / 2 if b else math.nan for b in half)
             out[row.n].append(Point(row.name, row.kind, row.algo, row.gamma, x, y, dx, dy))

@@ -4,6 +4,7 @@ folders compared together (paired where they match)."""
 import shlex
 from pathlib import Path
 
+from mazerl.analysis.base_models import bank_study, base_models_markdown, plot_base_models
 from mazerl.analysis.beside_paper import table4_markdown
 from mazerl.analysis.convergence import convergence, convergence_markdown, entry_settled
 from mazerl.analysis.figures import (
@@ -18,10 +19,12 @@ from mazerl.analysis.leaderboard import (
     board_rows,
     measure,
     missing_markdown,
+    place,
     plot_board,
     varies_methods,
     write_board_csv,
 )
+from mazerl.analysis.power import power_markdown
 from mazerl.analysis.runs import Run, agree, at_step, config_value, evaluations, find_runs
 from mazerl.analysis.tables import aggregate, markdown, paired_comparisons, write_csv
 from mazerl.core.errors import UserError
@@ -32,7 +35,8 @@ def summarize(*folders: Path, out: Path | None = None, step: int | None = None) 
     """Write `summary.md`, `summary.csv` and the figures into `out` (default: the one folder
     given) for every run under `folders`, and for a sweep of 3 or more methods (`algo`) the
     leaderboard (`mazerl.analysis.leaderboard`: its section, leaderboard.csv and
-    leaderboard.png); returns the markdown. summary.md names the code the runs ran at
+    leaderboard.png; runs of the leaderboard protocol, from one folder or several, get it
+    paired by bank model: `place`); returns the markdown. summary.md names the code the runs ran at
     (`code_line`), each figure's footer the command and the code that drew it. With `step`,
     every run is read as it stood at that evaluation (`at_step`): longer runs count as ended
     there, runs without it as unfinished. Runs of several folders are matched as `gather` says."""
@@ -49,6 +53,7 @@ def summarize(*folders: Path, out: Path | None = None, step: int | None = None) 
     if not runs:
         where = ", ".join(map(str, folders))
         raise UserError(f"no runs under {where} (looked for folders with a .hydra/ config)")
+    runs, placement = place(runs, step)
     out.mkdir(parents=True, exist_ok=True)
     command = shlex.join(["mazerl-summarize", *map(str, folders)])
     command += f" --out {out}" if len(folders) > 1 else ""
@@ -61,9 +66,13 @@ def summarize(*folders: Path, out: Path | None = None, step: int | None = None) 
         sets = {c.split("/")[1] for c in e["diffs"]}
         e["converged"] = {s: entry_settled(trends, i, e, s) for s in sets}
     maze = any(c.startswith("eval/") for c in cols)
-    board = measure(board_rows(runs), cols) if maze and varies_methods(runs) else []
-    extra = notes + board_markdown(board, cols) + (missing_markdown(runs, board) if board else [])
+    on_board = maze and (placement is not None or varies_methods(runs))
+    board = measure(board_rows(runs, placement), cols) if on_board else []
+    extra = notes + board_markdown(board, cols, placement)
+    extra += missing_markdown(runs, board) if board else []
     extra += table4_markdown(paired) + convergence_markdown(trends, paired)
+    bank = bank_study(runs)
+    extra += power_markdown(paired, cols) + base_models_markdown(bank)
     if rows and lacking_training_data([r for r in runs if r.metrics is not None]):
         extra += [
             "These runs have no training scalars (train.csv, or TensorBoard events, which are "
@@ -79,6 +88,7 @@ def summarize(*folders: Path, out: Path | None = None, step: int | None = None) 
     if board:
         write_board_csv(out / "leaderboard.csv", board)
         plot_board(dest, board, cols)
+    plot_base_models(dest, bank)
     if rows:
         if maze:
             plot_maze(dest, runs, cols)

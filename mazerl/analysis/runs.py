@@ -230,7 +230,7 @@ def config_value(run: Run, key: str) -> str | None:
     """What `key` was in the run, as an override would name it: the config group's choice
     (`algo` -> `grpo`, from `.hydra/hydra.yaml`), else the dotted setting of its config."""
     choices = (run.hydra.get("runtime") or {}).get("choices") or {}
-    if key in choices:
+    if choices.get(key) is not None:  # an optional group left empty: not set
         return str(choices[key])
     node = run.config
     for part in key.split("."):

@@ -43,39 +43,44 @@ class PairedDiff:
         return f"{scale * self.mean:+.{digits}f} [{lo:+.{digits}f}, {hi:+.{digits}f}]"
 
 
-def paired_difference(d: np.ndarray, strata: np.ndarray | None = None) -> PairedDiff:
-    """The paired difference of a metric from `d[u, m]` = metric of B minus metric of A for
-    unit u (the runs of A and B with the same seed) on evaluation maze m (M = 1 where only
-    the runs' final values are known). `strata[u]` pools units of different settings (say
-    the group size N of each (N, seed) unit): the mean is then over all of them, and the
-    spread of units is measured around their stratum's mean.
+def paired_difference(d: np.ndarray, units: np.ndarray | None = None) -> PairedDiff:
+    """The paired difference of a metric from `d[r, m]` = metric of B minus metric of A for
+    row r (the runs of A and B with the same seed) on evaluation maze m (M = 1 where only
+    the runs' final values are known). `units[r]` names the independent unit each row
+    belongs to, where rows share one (the N = 8 and N = 32 rows of one seed share its base
+    model and training stream): the rows of a unit are averaged first, and the interval is
+    over the units; by default each row is its own unit.
 
-    A two-way random-effects decomposition, d[u, m] = mu + a_u + b_m + e_um (training
-    randomness a, the evaluation mazes drawn b, their interaction e), from the mean squares
-    MS_unit = M sum_u (dbar_u - dbar_stratum(u))^2 / (U - H), MS_maze = U var_m(dbar_m) and
+    A two-way random-effects decomposition over the U units, d[u, m] = mu + a_u + b_m + e_um
+    (training randomness a, the evaluation mazes drawn b, their interaction e), from the
+    mean squares MS_unit = M var_u(dbar_u), MS_maze = U var_m(dbar_m) and
     MS_res = sum (d - dbar_u - dbar_m + dbar)^2 / ((U - 1)(M - 1)):
     var(mean) = s2_a / U + s2_b / M + s2_e / (U M) with s2_a = (MS_unit - MS_res) / M,
     s2_b = (MS_maze - MS_res) / U, s2_e = MS_res, i.e. (MS_unit + MS_maze - MS_res) / (U M):
-    the interaction counted once (adding the seed and the maze variances of the means, as
-    before, counts it twice). A component estimated below zero is set to zero (its mean
-    square then drops out). Degrees of freedom: Satterthwaite's for that sum of mean squares.
-    With fewer than two units per stratum the unit part cannot be estimated: se and df nan."""
+    the interaction counted once. A component estimated below zero is set to zero (its mean
+    square then drops out). Degrees of freedom: Satterthwaite's for that sum of mean squares,
+    except that a unit component set to zero keeps the units' U - 1: a unit variance that a
+    few units estimate below zero is not known to be zero, and the maze's or the residual's
+    degrees of freedom (about M or U M) would call a 3-seed interval as sure as a normal one.
+    With fewer than two units the unit part cannot be estimated: se and df nan."""
     d = np.asarray(d, dtype=np.float64)
+    if units is not None:
+        labels, index = np.unique(np.asarray(units), return_inverse=True)
+        d = np.stack([d[index == u].mean(0) for u in range(len(labels))])  # [U, M]
     n_units, n_mazes = d.shape
-    strata = np.zeros(n_units, int) if strata is None else np.unique(strata, return_inverse=True)[1]
-    df_unit = n_units - (strata.max() + 1)
+    df_unit = n_units - 1
     mean = float(d.mean())
     if df_unit < 1:
         return PairedDiff(mean, float("nan"), float("nan"), n_units, n_mazes)
     unit_means = d.mean(1)  # [U]
-    stratum_means = np.bincount(strata, unit_means) / np.bincount(strata)  # [H]
-    ms_unit = n_mazes * float(np.square(unit_means - stratum_means[strata]).sum()) / df_unit
+    ms_unit = n_mazes * float(unit_means.var(ddof=1))
     terms = [(ms_unit, df_unit)]  # (mean square, its degrees of freedom), coefficient +1
+    unit_kept = True
     if n_mazes > 1:
         maze_means = d.mean(0)  # [M]
         ms_maze = n_units * float(maze_means.var(ddof=1))
         resid = d - unit_means[:, None] - maze_means[None, :] + mean  # [U, M]
-        df_res = (n_units - 1) * (n_mazes - 1)
+        df_res = df_unit * (n_mazes - 1)
         ms_res = float(np.square(resid).sum()) / df_res
         unit_kept, maze_kept = ms_unit > ms_res, ms_maze > ms_res
         terms = [(ms_unit, df_unit)] * int(unit_kept) + [(ms_maze, n_mazes - 1)] * int(maze_kept)
@@ -84,6 +89,7 @@ def paired_difference(d: np.ndarray, strata: np.ndarray | None = None) -> Paired
             terms = [(ms_res, df_res)]
     total = sum(ms for ms, _ in terms)
     df = total**2 / sum(ms**2 / f for ms, f in terms) if total > 0 else float("inf")
+    df = df if unit_kept else float(df_unit)
     return PairedDiff(mean, math.sqrt(total / (n_units * n_mazes)), df, n_units, n_mazes)
 
 

@@ -180,7 +180,8 @@ def paired_markdown(cols: list[str], paired: list[dict]) -> list[str]:
         "gamma = 0, GRPO), runs paired by seed and, where the evaluations saved per-maze values, "
         "by evaluation maze. 95% t interval from a two-way (seed x maze) decomposition: "
         "variance = (MS_seed + MS_maze - MS_residual) / (seeds x mazes), the interaction "
-        "counted once, Satterthwaite degrees of freedom; n/a with one seed.",
+        "counted once, Satterthwaite degrees of freedom (seeds - 1 where the seed component "
+        "is estimated below zero and set to zero); n/a with one seed.",
         "",
     ]
     for key in PAIRED_KEYS:

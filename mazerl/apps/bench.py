@@ -10,7 +10,8 @@ Prints one JSON line per figure, then a table. Figures:
   7. skip_update       the update at 16 x 8 and 16 x 128 with 0, 50, 88% zero-advantage groups,
                        skipping them vs the full computation (ratio)
   8. compaction        generation at 128, 2,048, 16,384 rows, finished rows compacted vs not
-  9. help_s            whole-process `--help` of each Hydra app vs `python -c "import torch"`
+  9. help_s            whole-process `--help` of each Hydra app vs `python -c pass` and
+                       `python -c "import torch"` (help loads no torch)
  10. long_run          (--long) iterations 1,001-1,500 of an N=8 sweep run, update skipping
                        off vs on (minutes)
  10. trl_vs_mazerl     the same GRPO steps (same mazes, N, steps) with TRL's GRPOTrainer on a
@@ -416,10 +417,12 @@ def smoke_sweep_figure() -> dict:
 
 def help_figure(app: str, repeats: int) -> dict:
     """Whole-process seconds of `python -m mazerl.apps.<app> --help`, against the same for
-    `python -c "import torch"` (alternating, median of `repeats`): under 1x, help loads no
-    torch (target: under 2 s)."""
+    `python -c pass` (the interpreter's start) and `python -c "import torch"` (alternating,
+    median of `repeats`): help loads no torch, so it costs a fraction of that import (target:
+    under 1 s)."""
     commands = {
         "help": [sys.executable, "-m", f"mazerl.apps.{app}", "--help"],
+        "python": [sys.executable, "-c", "pass"],
         "import_torch": [sys.executable, "-c", "import torch"],
     }
     times = {name: [] for name in commands}
@@ -431,6 +434,7 @@ def help_figure(app: str, repeats: int) -> dict:
     out = {"figure": "help_s", "app": app}
     for name, ts in times.items():
         out |= {f"{name}_s": float(np.median(ts)), f"{name}_min_s": min(ts)}
+    out["ratio_vs_python"] = out["help_s"] / out["python_s"]
     out["ratio_vs_import_torch"] = out["help_s"] / out["import_torch_s"]
     return out
 
@@ -597,8 +601,9 @@ def table(results: list[dict]) -> str:
             )
         elif f == "help_s":
             lines.append(
-                f"{'mazerl-' + r['app'] + ' --help':28s} {r['help_s']:.2f} s, import torch "
-                f"{r['import_torch_s']:.2f} s (x{r['ratio_vs_import_torch']:.2f})"
+                f"{'mazerl-' + r['app'] + ' --help':28s} {r['help_s']:.2f} s (python -c pass "
+                f"{r['python_s']:.2f} s, import torch {r['import_torch_s']:.2f} s: "
+                f"x{r['ratio_vs_import_torch']:.2f})"
             )
         elif f == "smoke_sweep_s":
             lines.append(f"{'smoke sweep (4 jobs)':28s} {r['seconds']:.1f} s (ok={r['ok']})")

@@ -7,7 +7,7 @@ the command line shows that option's keys (`mazerl-train --help policy=transform
 (`experiment=...`) is not applied here: `--cfg job` shows the config it composes.
 """
 
-from dataclasses import fields
+from dataclasses import MISSING, fields
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
@@ -15,10 +15,11 @@ from mazerl.apps.schema import APP_SCHEMAS
 from mazerl.core.config import CONF_DIR, groups
 from mazerl.core.errors import ConfigError
 from mazerl.core.plugins import load_plugins
-from mazerl.policy import POLICIES
+from mazerl.core.settings import Rule
+from mazerl.policy.config import policy_config, policy_names
 
 FOOTER = (
-    'Sweeps: add -m and comma-separated values (see README, "Sweeps"). The config composed '
+    "Sweeps: add -m and comma-separated values (see docs/guide/sweeps.md). The config composed "
     "with your overrides: add --cfg job. Hydra's own flags: --hydra-help"
 )
 
@@ -38,10 +39,8 @@ def defaults(config_name: str, argv: list[str]) -> dict:
         if group.startswith("override ") or option is None or group == "experiment":
             continue
         path = CONF_DIR / group / f"{option}.yaml"
-        if group == "policy" and option in POLICIES and not path.is_file():  # a plug-in's
-            values[group] = OmegaConf.to_container(
-                OmegaConf.structured(POLICIES.get(option).config_class)
-            )
+        if group == "policy" and option in policy_names() and not path.is_file():  # a plug-in's
+            values[group] = OmegaConf.to_container(OmegaConf.structured(policy_config(option)))
             continue
         if not path.is_file():
             options = ", ".join(sorted(p.stem for p in path.parent.glob("*.yaml")))
@@ -66,22 +65,36 @@ def show(value) -> str:
     return str(value)
 
 
-def key_lines(values: dict, schema: type, prefix: str = "") -> list[tuple[str, str]]:
-    """`(key=default, description)` for every key of `values` (settings of the config class
-    `schema`), sections unfolded (a mapping that is one setting, as `algo.loss_kwargs`, stays
-    whole); a list of sections is followed by the keys its items take (`eval.sets[].name`)."""
+def setting_rows(values: dict, schema: type, prefix: str = "") -> list[tuple[str, str, Rule, str]]:
+    """`(key, default, rule, description)` of every setting in `values` (settings of the config
+    class `schema`), sections unfolded (a mapping that is one setting, as `algo.loss_kwargs`,
+    stays whole); a list of sections (`eval.sets`) is followed by the keys its items take
+    (`eval.sets[].name`, with the item's default where it has one). The help and the docs'
+    configuration reference both read it; `rule.words()` may load a registry (and torch), so
+    the help leaves it unread."""
     rows = []
     found = {f.name: f for f in fields(schema)}
     for k, v in values.items():
         key, f = f"{prefix}{k}", found[k]
         rule = f.metadata["rule"]
         if rule.section is not None and isinstance(v, dict):  # a section
-            rows += key_lines(v, rule.section(v), f"{key}.")
+            rows += setting_rows(v, rule.section(v), f"{key}.")
             continue
-        rows.append((f"{key}={show(v)}", f.metadata["help"]))
-        if rule.section is not None:  # a list of sections
-            rows += [(f"  {key}[].{g.name}", g.metadata["help"]) for g in fields(rule.section(v))]
+        rows.append((key, show(v), rule, f.metadata["help"]))
+        if rule.section is not None:  # a list of sections: the keys each item takes
+            for g in fields(rule.section(v)):
+                default = "" if g.default in (MISSING, "???") else show(g.default)
+                rows.append((f"{key}[].{g.name}", default, g.metadata["rule"], g.metadata["help"]))
     return rows
+
+
+def key_lines(values: dict, schema: type, prefix: str = "") -> list[tuple[str, str]]:
+    """`(key=default, description)` for every key of `values` (`setting_rows`); an item key of
+    a list of sections (`eval.sets[].name`) is indented, without a default."""
+    return [
+        (f"  {key}" if "[]." in key else f"{key}={default}", about)
+        for key, default, _, about in setting_rows(values, schema, prefix)
+    ]
 
 
 def help_page(about: str, config_name: str, argv: list[str]) -> str:
@@ -97,7 +110,7 @@ def help_page(about: str, config_name: str, argv: list[str]) -> str:
             about.strip(),
             "",
             "== Config groups: pick one option each (group=option) ==",
-            groups(config_name, {"policy": POLICIES.names()}),
+            groups(config_name, {"policy": policy_names()}),
             "",
             "== Settings: key=default, override with key=value ==",
             *listed,

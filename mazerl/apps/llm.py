@@ -1,32 +1,41 @@
 """`mazerl-llm`: mazes, verifier and objectives for language models (the extra `mazerl[llm]`).
 
-    mazerl-llm export train.jsonl --generator prim --size 5 --seed 0 --count 1000
-    mazerl-llm export eval.parquet --eval-sets experiment=maze_group_sweep
-    mazerl-llm train --data train.jsonl --model tiny --out outputs/llm/run --gamma 0.5
-    mazerl-llm eval --model outputs/llm/run/model --data eval.parquet --out outputs/llm/cmp/trained
+    mazerl-llm export train.jsonl --generator prim --size 3 --seed 0 --count 2000
+    mazerl-llm export eval.parquet --eval-sets maze.size=3
+    mazerl-llm sft --data train.jsonl --model tiny --out outputs/llm/sft --steps 300
+    mazerl-llm train --data train.jsonl --model outputs/llm/sft/model --out outputs/llm/grpo
+    mazerl-llm eval --model outputs/llm/grpo/model --data eval.parquet --out outputs/llm/cmp/grpo
+    mazerl-llm verl-args --algo grpo --gamma 0.5
 
-`export` writes a dataset of prompts and reference answers (`mazerl.llm.export`) from generated
-mazes (maze i from seed + i, as `mazerl-maze`), a layout collection, or the evaluation sets of
-a mazerl config (Hydra overrides; set `id` -> split `id`, every other set -> `ood`). `train`
-runs TRL's GRPO with mazerl's advantage and focal weight (`FocalGRPOTrainer`), logging to
-TensorBoard in `--out` and saving the model to `--out/model`; `--model tiny` starts from a
-randomly initialised Qwen2 of mazerl's transformer shape with the maze-vocabulary tokenizer
-(`maxrl` data only), saved to `--out/base` before training. `eval` writes exact and sampled
-pass@k of a causal LM on every set of a dataset as a mazerl run folder (`metrics.json`,
+`export` writes a dataset of prompts and reference answers (`mazerl.llm.export`, laid out as
+MaxRL's maze data) from generated mazes (maze i from seed + i, as `mazerl-maze`), a layout
+collection, or the evaluation sets of a mazerl config (Hydra overrides; set `id` -> split `id`,
+every other set -> `ood`). `sft` trains a causal LM on the reference answers
+(`mazerl.llm.sft`): a random model never reaches the goal, so GRPO needs that warm-up first.
+`train` runs TRL's GRPO with mazerl's advantage and focal weight (`FocalGRPOTrainer`). Both log
+to TensorBoard in `--out` and save the model to `--out/model`; `--model tiny` starts from a
+randomly initialised causal LM of mazerl's transformer shape with the maze-vocabulary tokenizer
+(`maxrl` data only), saved to `--out/base` first. `eval` writes exact and sampled pass@k of a
+causal LM on every set of a dataset as a mazerl run folder (`metrics.json`,
 `eval/step_0000000.json`): `mazerl-summarize` over the folder of several such runs tabulates
-them and pairs them maze by maze (`model=NAME`, reference `base`).
+them and pairs them maze by maze (`model=NAME`, reference `base`). `verl-args` prints the
+Hydra overrides that run mazerl's estimator and reward in `python -m verl.trainer.main_ppo`.
 """
 
 import argparse
 import importlib.util
 import json
+import sys
+import time
 from collections import defaultdict
 from pathlib import Path
 
 from mazerl.core.cli import ArgumentParser, exit_on_user_error
 from mazerl.core.errors import UserError
+from mazerl.core.plugins import load_plugins
 
 EXTRA = ("transformers", "trl", "datasets")
+ALGO_ARG = "a hyperparameter of the estimator, e.g. k=4 for passk (repeatable)"
 
 
 def require_extra() -> None:
@@ -61,12 +70,22 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--seed", type=int, default=0, help="maze i uses seed + i")
     export.add_argument("--count", type=int, default=1000)
 
+    sft = sub.add_parser("sft", help="supervised warm-up on the reference answers")
+    sft.add_argument("--data", type=Path, required=True, help="an exported dataset")
+    sft.add_argument("--out", type=Path, required=True, help="a new folder")
+    sft.add_argument("--model", default="tiny", help="a causal LM (folder or hub id) or tiny")
+    sft.add_argument("--steps", type=int, default=300)
+    sft.add_argument("--batch", type=int, default=32, help="answers per step")
+    sft.add_argument("--lr", type=float, default=5e-4)
+    sft.add_argument("--seed", type=int, default=0)
+
     train = sub.add_parser("train", help="TRL GRPO with mazerl's focal advantage")
     train.add_argument("--data", type=Path, required=True, help="an exported dataset")
     train.add_argument("--out", type=Path, required=True, help="a new folder")
-    train.add_argument("--model", default="tiny", help="a causal LM (path or hub id) or tiny")
+    train.add_argument("--model", default="tiny", help="a causal LM (folder or hub id) or tiny")
     train.add_argument("--algo", default="grpo", help="a registered mazerl advantage estimator")
     train.add_argument("--gamma", type=float, default=0.5, help="focal gamma (0: off)")
+    train.add_argument("--algo-arg", action="append", metavar="KEY=VALUE", help=ALGO_ARG)
     train.add_argument("--group", type=int, default=8, help="completions per prompt (N)")
     train.add_argument("--prompts", type=int, default=4, help="prompts per step")
     train.add_argument("--steps", type=int, default=100)
@@ -75,15 +94,40 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--seed", type=int, default=0)
 
     ev = sub.add_parser("eval", help="exact and sampled pass@k of a causal LM")
-    ev.add_argument("--model", required=True, help="a causal LM: path or hub id")
+    ev.add_argument("--model", required=True, help="a causal LM: folder or hub id")
     ev.add_argument("--data", type=Path, required=True, help="an exported dataset (its sets)")
     ev.add_argument("--out", type=Path, required=True, help="a new run folder")
     ev.add_argument("--name", help="the run's model=NAME in summaries (default: folder name)")
-    ev.add_argument("--n", type=int, default=64, help="samples per maze")
-    ev.add_argument("--sampled-mazes", type=int, help="sample the first N mazes of each set")
+    ev.add_argument("--n", type=int, default=16, help="samples per maze")
+    ev.add_argument(
+        "--sampled-mazes",
+        type=int,
+        default=32,
+        help="sample the first N mazes of each set (0: all); exact values cover every maze",
+    )
     ev.add_argument("--temperature", type=float, default=1.0)
     ev.add_argument("--seed", type=int, default=0)
+
+    verl = sub.add_parser("verl-args", help="Hydra overrides for verl.trainer.main_ppo")
+    verl.add_argument("--algo", default="grpo", help="a registered mazerl advantage estimator")
+    verl.add_argument("--gamma", type=float, default=0.5, help="focal gamma (0: off)")
+    verl.add_argument("--algo-arg", action="append", metavar="KEY=VALUE", help=ALGO_ARG)
     return parser
+
+
+def algo_args(items: list[str] | None) -> dict:
+    """`--algo-arg KEY=VALUE` items -> the estimator's hyperparameters (each value read as
+    JSON, so numbers and true/false are typed; else kept as text)."""
+    out = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not (sep and key):
+            raise UserError(f"--algo-arg {item}: expected KEY=VALUE")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
 
 
 def load_rows(path: Path, columns: tuple[str, ...]) -> list[dict]:
@@ -159,28 +203,95 @@ def new_folder(path: Path, flag: str) -> None:
         raise UserError(f"{flag} {path} already exists and is not empty; choose a new folder")
 
 
-def load_model(name: str, fmt: str | None = None):
-    """`(model, tokenizer)`: `tiny` (maxrl data only) or a pretrained causal LM."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerFast
+def looks_like_path(name: str) -> bool:
+    """Whether a `--model` value that names no existing folder is a mistyped path rather than
+    a Hugging Face Hub id (`name` or `org/name`): it starts with `.`, `/` or `~`, has a
+    backslash or more than one `/`, or its first part is a folder here."""
+    parts = name.split("/")
+    return (
+        name.startswith((".", "/", "~"))
+        or "\\" in name
+        or len(parts) > 2
+        or (len(parts) == 2 and Path(parts[0]).is_dir())
+    )
 
-    from mazerl.llm.models import maze_tokenizer, tiny_model
+
+def model_source(name: str) -> tuple[str, bool]:
+    """`(source, local)` of a `--model` value other than `tiny`: a local model folder (read
+    without the Hub) or a Hub id. A `UserError` names a missing folder at once (no Hub
+    retries)."""
+    folder = Path(name).expanduser()
+    if folder.is_dir():
+        if not (folder / "config.json").is_file():
+            raise UserError(f"--model {name}: not a model folder (no config.json in it)")
+        return str(folder), True
+    if folder.exists() or looks_like_path(name):
+        raise UserError(f"--model {name}: no such model folder")
+    return name, False
+
+
+def from_pretrained(cls, name: str):
+    """`cls.from_pretrained` of `--model name`; a `UserError` when it cannot load."""
+    source, local = model_source(name)
+    try:
+        return cls.from_pretrained(source, local_files_only=local)
+    except (OSError, ValueError) as e:
+        where = "cannot load it" if local else "not a local folder, nor loadable from the Hub"
+        raise UserError(f"--model {name}: {where} ({str(e).splitlines()[0]})") from None
+
+
+def load_tokenizer(name: str, fmt: str):
+    """The tokenizer of `--model`: the maze tokenizer for `tiny` (maxrl data only)."""
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    from mazerl.llm.models import maze_tokenizer
 
     if name == "tiny":
         if fmt != "maxrl":
             raise UserError("--model tiny reads the maxrl format only (its vocabulary is mazerl's)")
-        return tiny_model(), maze_tokenizer()
-    # transformers 5's AutoTokenizer takes the model type's class (Qwen2Tokenizer) over a saved
-    # generic one, which loses the maze tokenizer's WordLevel model: load that one as saved
-    saved = Path(name) / "tokenizer_config.json"
+        return maze_tokenizer()
+    # transformers 5's AutoTokenizer loads a qwen2 folder (MaxRL's checkpoint) with
+    # Qwen2Tokenizer, which reads a saved word-level tokenizer wrong: load that one as saved
+    saved = Path(name).expanduser() / "tokenizer_config.json"
     generic = saved.is_file() and json.loads(saved.read_text()).get("tokenizer_class") in (
         "TokenizersBackend",
         "PreTrainedTokenizerFast",
     )
-    tokenizer_class = PreTrainedTokenizerFast if generic else AutoTokenizer
-    try:
-        return AutoModelForCausalLM.from_pretrained(name), tokenizer_class.from_pretrained(name)
-    except (OSError, ValueError) as e:
-        raise UserError(f"--model {name}: cannot load it ({str(e).splitlines()[0]})") from None
+    return from_pretrained(PreTrainedTokenizerFast if generic else AutoTokenizer, name)
+
+
+def load_model(name: str, seed: int = 0):
+    """The causal LM of `--model`: a new seeded one of mazerl's transformer shape for `tiny`."""
+    from transformers import AutoModelForCausalLM
+
+    from mazerl.llm.models import tiny_model
+
+    return tiny_model(seed=seed) if name == "tiny" else from_pretrained(AutoModelForCausalLM, name)
+
+
+def check_chat(rows: list[dict], tokenizer, args) -> None:
+    """A `UserError` when the dataset's prompts are conversations and the tokenizer has no chat
+    template to render them."""
+    if tokenizer.chat_template is None and any(not isinstance(r["prompt"], str) for r in rows):
+        raise UserError(
+            f"--data {args.data} holds chat prompts (export --chat) but --model {args.model} "
+            "has no chat template; export without --chat"
+        )
+
+
+def save_tokenizer(tokenizer, folder: Path) -> None:
+    """Save `tokenizer` beside a saved model; a warning line on stderr when
+    `AutoTokenizer.from_pretrained(folder)` would encode differently (a word-level tokenizer
+    beside a qwen2 config, see `mazerl.llm.models`)."""
+    from mazerl.llm.models import reloads_right
+
+    tokenizer.save_pretrained(str(folder))
+    if not reloads_right(str(folder), tokenizer):
+        print(
+            f"warning: AutoTokenizer.from_pretrained('{folder}') loads a tokenizer that encodes "
+            "maze text differently; load it with PreTrainedTokenizerFast.from_pretrained",
+            file=sys.stderr,
+        )
 
 
 def one_format(rows: list[dict], path: Path) -> str:
@@ -190,28 +301,77 @@ def one_format(rows: list[dict], path: Path) -> str:
     return formats.pop()
 
 
+def check_positive(**values) -> None:
+    """A `UserError` naming the first flag (`--name` from its keyword) whose value is not > 0."""
+    for key, value in values.items():
+        if not value > 0:
+            raise UserError(f"--{key.replace('_', '-')} must be > 0, got {value}")
+
+
+def sft(args) -> None:
+    import torch
+    from torch.utils.tensorboard import SummaryWriter
+
+    from mazerl.llm.exact import prompt_text
+    from mazerl.llm.sft import demonstrations, warm_up
+    from mazerl.llm.text import continuation
+
+    check_positive(steps=args.steps, batch=args.batch, lr=args.lr)
+    new_folder(args.out, "--out")
+    rows = load_rows(args.data, ("prompt", "solution", "maze_format"))
+    fmt = one_format(rows, args.data)
+    tokenizer = load_tokenizer(args.model, fmt)
+    check_chat(rows, tokenizer, args)
+    model = load_model(args.model, args.seed)
+    prompts = [prompt_text(tokenizer, r["prompt"]) for r in rows]
+    pairs = demonstrations(tokenizer, prompts, [continuation(r["solution"], fmt) for r in rows])
+    if args.model == "tiny":
+        model.save_pretrained(str(args.out / "base"))
+        save_tokenizer(tokenizer, args.out / "base")
+    model.to("cuda" if torch.cuda.is_available() else "cpu")
+    writer = SummaryWriter(str(args.out))
+    start = time.perf_counter()
+    losses = warm_up(
+        model,
+        tokenizer,
+        pairs,
+        steps=args.steps,
+        batch_size=args.batch,
+        lr=args.lr,
+        seed=args.seed,
+        progress=True,
+        log=lambda step, loss: writer.add_scalar("sft/answer_loss", loss, step),
+    )
+    seconds = time.perf_counter() - start
+    writer.close()
+    model.save_pretrained(str(args.out / "model"))
+    save_tokenizer(tokenizer, args.out / "model")
+    last = sum(losses[-10:]) / len(losses[-10:])
+    print(
+        f"sft {args.steps} steps in {seconds:.0f} s ({seconds / args.steps:.2f} s/step): answer "
+        f"loss {losses[0]:.3f} -> {last:.3f} nats/token -> {args.out / 'model'}"
+    )
+
+
 def train(args) -> None:
     import torch
     from datasets import Dataset
     from trl import GRPOConfig
 
-    from mazerl.llm.objective import focal_advantages
+    from mazerl.llm.objective import check_objective
     from mazerl.llm.trainer import FocalGRPOTrainer
     from mazerl.llm.verifier import maze_reward
 
-    for flag, value in (
-        ("--group", args.group),
-        ("--prompts", args.prompts),
-        ("--steps", args.steps),
-    ):
-        if value < 1 or (flag == "--group" and value < 2):
-            raise UserError(f"{flag} must be >= {2 if flag == '--group' else 1}, got {value}")
-    if not (args.gamma >= 0 and args.lr > 0):
-        raise UserError(f"--gamma must be >= 0 and --lr > 0, got {args.gamma}, {args.lr}")
-    focal_advantages(torch.zeros(1, 2), args.algo, args.gamma)  # an unknown --algo: its names
+    if args.group < 2:
+        raise UserError(f"--group must be >= 2, got {args.group}")
+    check_positive(prompts=args.prompts, steps=args.steps, lr=args.lr)
+    advantage_kwargs = algo_args(args.algo_arg)
+    check_objective(args.algo, args.gamma, advantage_kwargs)  # a ConfigError names the key
     new_folder(args.out, "--out")
     rows = load_rows(args.data, ("prompt", "maze", "maze_format"))
-    model, tokenizer = load_model(args.model, one_format(rows, args.data))
+    tokenizer = load_tokenizer(args.model, one_format(rows, args.data))
+    check_chat(rows, tokenizer, args)
+    model = load_model(args.model, args.seed)
     config = GRPOConfig(
         output_dir=str(args.out),
         per_device_train_batch_size=args.prompts * args.group,
@@ -233,14 +393,20 @@ def train(args) -> None:
         train_dataset=Dataset.from_list(rows),
         algo=args.algo,
         focal_gamma=args.gamma,
+        advantage_kwargs=advantage_kwargs,
     )
     if args.model == "tiny":  # the starting point exists nowhere else: keep it for comparison
         model.save_pretrained(str(args.out / "base"))
-        tokenizer.save_pretrained(str(args.out / "base"))
+        save_tokenizer(tokenizer, args.out / "base")
+    start = time.perf_counter()
     trainer.train()
+    seconds = time.perf_counter() - start
     trainer.save_model(str(args.out / "model"))
-    tokenizer.save_pretrained(str(args.out / "model"))
-    print(f"trained {args.steps} steps -> {args.out / 'model'} (TensorBoard: {args.out})")
+    save_tokenizer(tokenizer, args.out / "model")
+    print(
+        f"trained {args.steps} steps in {seconds:.0f} s ({seconds / args.steps:.2f} s/step) -> "
+        f"{args.out / 'model'} (TensorBoard: {args.out})"
+    )
 
 
 def evaluate(args) -> None:
@@ -250,18 +416,21 @@ def evaluate(args) -> None:
     from mazerl.llm.exact import evaluate_set, prompt_text, write_run
     from mazerl.llm.verifier import maze_of
 
-    if args.n < 1 or not args.temperature > 0:
-        raise UserError(f"--n must be >= 1 and --temperature > 0, got {args.n}, {args.temperature}")
+    check_positive(n=args.n, temperature=args.temperature)
+    if args.sampled_mazes < 0:
+        raise UserError(f"--sampled-mazes must be >= 0, got {args.sampled_mazes}")
     new_folder(args.out, "--out")
     rows = load_rows(args.data, ("prompt", "maze", "maze_format", "set", "index"))
     fmt = one_format(rows, args.data)
     allow = {bool((r.get("extra_info") or {}).get("allow_revisits", False)) for r in rows}
-    model, tokenizer = load_model(args.model)
+    tokenizer = load_tokenizer(args.model, fmt)
+    check_chat(rows, tokenizer, args)
+    model = load_model(args.model, args.seed)
     by_set, prompts = defaultdict(list), defaultdict(list)
     for r in sorted(rows, key=lambda r: (r["set"], r["index"])):
         by_set[r["set"]].append(maze_of(r["maze"]))
         prompts[r["set"]].append(prompt_text(tokenizer, r["prompt"]))
-    model.eval()
+    model.to("cuda" if torch.cuda.is_available() else "cpu").eval()
     torch.manual_seed(args.seed)
     results = {
         name: evaluate_set(
@@ -273,12 +442,14 @@ def evaluate(args) -> None:
             n=args.n,
             temperature=args.temperature,
             allow_revisits=True in allow,
-            sampled_mazes=args.sampled_mazes,
+            sampled_mazes=args.sampled_mazes or None,
+            progress=True,
         )
         for name, mazes in by_set.items()
     }
     name = args.name or args.out.name
     about = {"model": args.model, "data": str(args.data), "format": fmt, "n": args.n}
+    about["sampled_mazes"] = args.sampled_mazes or None
     write_run(args.out, results, about, [f"model={name}", f"seed={args.seed}"])
     for set_name, m in results.items():
         keys = [k for k in m if "pass@" in k and not k.endswith("_se")]
@@ -286,11 +457,23 @@ def evaluate(args) -> None:
     print(f"-> {args.out / 'metrics.json'}")
 
 
+def verl_args(args) -> None:
+    from mazerl.llm.verl_config import overrides
+
+    # a ConfigError names an unknown --algo, a missing or unknown --algo-arg, a bad --gamma
+    print("\n".join(overrides(args.algo, args.gamma, algo_args(args.algo_arg))))
+
+
 @exit_on_user_error
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
+    load_plugins()  # a plug-in's estimator is one more --algo
+    if args.command == "verl-args":  # prints text: needs neither the extra nor verl
+        verl_args(args)
+        return
     require_extra()
-    {"export": export, "train": train, "eval": evaluate}[args.command](args)
+    commands = {"export": export, "sft": sft, "train": train, "eval": evaluate}
+    commands[args.command](args)
 
 
 if __name__ == "__main__":

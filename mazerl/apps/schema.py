@@ -17,14 +17,11 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from hydra.core.config_store import ConfigStore
-from hydra.errors import MissingConfigException, OverrideParseException
 from omegaconf import MISSING, DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, ValidationError
 
-from mazerl.algos import check_algo
-from mazerl.algos.objective import AlgoConfig, FocalConfig
-from mazerl.categorical.sim import CategoricalConfig
+from mazerl.algos import AlgoConfig, FocalConfig
+from mazerl.categorical.config import CategoricalConfig
 from mazerl.core.config import CONF_DIR, register_resolvers
 from mazerl.core.device import device_setting, seed_setting, threads_setting
 from mazerl.core.errors import ConfigError, UserError, nearest
@@ -32,14 +29,13 @@ from mazerl.core.plugins import load_plugins
 from mazerl.core.settings import TEXT, need, optional, part, rule_of, rules, section, setting
 from mazerl.envs.spec import MazeConfig, eval_set_spec, maze_spec
 from mazerl.eval.config import EvalConfig
-from mazerl.policy import POLICIES, PolicyConfig
+from mazerl.policy.config import policy_config
 from mazerl.train.config import BaseConfig, LoggerConfig, TrainConfig
 
 
 def policy_schema(node) -> type:
     """The config class of the section's policy (the shared fields' if its name is unknown)."""
-    name = node["name"]
-    return POLICIES.get(name).config_class if name in POLICIES else PolicyConfig
+    return policy_config(node["name"])
 
 
 @dataclass
@@ -65,6 +61,8 @@ class Config:
         """The method on groups of `train.group_size` (`check_algo`), the base checkpoint's
         presence, the maze distributions themselves (layout files load here: file:line:col
         errors) and CUDA's presence."""
+        from mazerl.algos import check_algo  # loads the objectives (torch): only to check
+
         check_algo(AlgoConfig(**node.algo), node.train.group_size)
         path = node.base.path
         need(
@@ -113,6 +111,10 @@ def register_configs() -> None:
     registered policy's (`schema/policy/NAME`, from its `config_class`). A policy without a
     `conf/policy/NAME.yaml` (a plug-in's) is also registered as the option `policy=NAME`
     with its config class's defaults. Also the resolvers the configs use."""
+    from hydra.core.config_store import ConfigStore
+
+    from mazerl.policy import POLICIES  # loads the policies (torch): not for `--help`
+
     load_plugins()
     register_resolvers()
     cs = ConfigStore.instance()
@@ -188,6 +190,8 @@ def composition_error(e: Exception) -> str:
     """Hydra's error for a command line it cannot compose (an unknown key or option, a value
     of the wrong type, a sweep without -m, a syntax error) as one line naming the key and the
     nearest valid keys or options, or what the setting accepts."""
+    from hydra.errors import MissingConfigException, OverrideParseException
+
     cause = e.__cause__
     first = str(e).splitlines()[0]
     if isinstance(e, MissingConfigException) and e.missing_cfg_file and e.options:

@@ -4,8 +4,13 @@ Finds every run under each SWEEP_DIR (any folder with a `.hydra/` config, whatev
 launcher), groups runs by the swept keys except `seed`, and writes `summary.md`, `summary.csv`
 and the figures into SWEEP_DIR (several folders: into `--out DIR`, runs paired across folders
 where they match); a sweep of 3 or more methods (`algo`) adds the leaderboard
-(`leaderboard.csv`, `leaderboard.png`). `--at-step STEP` reads every run as it stood at its
-evaluation at STEP (a longer run counts as ended there). The markdown is also printed. The work is
+(`leaderboard.csv`, `leaderboard.png`), and so do runs of the leaderboard protocol, paired by
+bank model (`mazerl-summarize MY_SWEEP experiments/runs/decisive --out DIR` puts a new method
+among the committed ones; runs still training are read at their latest common evaluation);
+paired comparisons add how many base models reach +-5 points (`mazerl.analysis.power`), runs
+from bank models what in a base model decides the gain (`mazerl.analysis.base_models`,
+`base_models.png`). `--at-step STEP` reads every run as it stood at its evaluation at STEP (a
+longer run counts as ended there). The markdown is also printed. The work is
 `mazerl.analysis`, which a notebook can import directly.
 """
 

@@ -6,12 +6,15 @@ import os
 import platform
 import random
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from mazerl.core.errors import ConfigError
 from mazerl.core.settings import NATURAL, SEED, Rule, setting
+
+if TYPE_CHECKING:  # torch loads on use: `--help` reads the settings below without it
+    import torch
 
 
 def _device_ok(v) -> bool:
@@ -39,8 +42,10 @@ def threads_setting():
     )
 
 
-def select_device(name: str) -> torch.device:
+def select_device(name: str) -> "torch.device":
     """auto: CUDA when available, else CPU."""
+    import torch
+
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name.startswith("cuda") and not torch.cuda.is_available():
@@ -72,9 +77,11 @@ def cpu_count() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
-def setup(seed: int, threads: int, device: torch.device) -> int:
+def setup(seed: int, threads: int, device: "torch.device") -> int:
     """Seed python/numpy/torch, turn on deterministic algorithms, set torch threads
     (`threads` = 0: `job_threads()`). Returns the threads."""
+    import torch
+
     if threads == 0:
         threads = job_threads()
     torch.set_num_threads(threads)
@@ -91,6 +98,8 @@ def cpu_info() -> dict[str, str]:
     """The CPU's model name (from /proc/cpuinfo; the platform's processor string elsewhere)
     and its vector capability as torch reports it (`DEFAULT`, `AVX2`, `AVX512`, ...): the
     kernels torch picks, so results repeat on the same kind of CPU and thread count only."""
+    import torch
+
     model = platform.processor() or "unknown"
     with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():

@@ -83,11 +83,14 @@ def one_of(*names: str) -> Rule:
     return Rule(lambda v: v in names, " or ".join(repr(n) for n in names))
 
 
-def registered(registry: Registry) -> Rule:
-    """A name registered in `registry` (its names read when checked: plug-ins register late)."""
+def registered(registry: Registry | Callable[[], Registry]) -> Rule:
+    """A name registered in `registry` (its names read when checked: plug-ins register late),
+    or in the registry a function returns when a value is checked (one whose module loads
+    torch: a config class names it without loading it, so `--help` loads no torch)."""
+    get = registry if callable(registry) else lambda: registry
     return Rule(
-        lambda v: isinstance(v, str) and v in registry,
-        lambda: f"a registered {registry.kind} ({', '.join(registry.names())})",
+        lambda v: isinstance(v, str) and v in get(),
+        lambda: f"a registered {get().kind} ({', '.join(get().names())})",
     )
 
 

@@ -3,8 +3,12 @@
 Every stream id of the project is listed here, so two uses can never share one by accident.
 A stream depends only on its keys, so a resumed run or another job draws the same values."""
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import torch
+
+if TYPE_CHECKING:  # torch loads on use: `--help` reads the configs that import this module
+    import torch
 
 STREAM_TRAIN_MAZES = 1  # fresh training mazes: (run seed, stream, iteration, round, i)
 STREAM_EVAL = 2  # evaluation mazes: (eval.seed, stream, crc32(set name), i)
@@ -21,7 +25,9 @@ def rng(*keys: int) -> np.random.Generator:
     return np.random.default_rng([int(k) for k in keys])
 
 
-def torch_generator(device: torch.device, *keys: int) -> torch.Generator:
+def torch_generator(device: "torch.device", *keys: int) -> "torch.Generator":
     """A torch generator on `device` seeded from the stream keys."""
+    import torch
+
     seed = int(np.random.SeedSequence([int(k) for k in keys]).generate_state(1)[0])
     return torch.Generator(device=device).manual_seed(seed)

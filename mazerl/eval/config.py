@@ -58,7 +58,7 @@ class EvalConfig:
             EvalSetConfig("ood_dfs", generator="dfs"),
         ],
         sections(EvalSetConfig, min_len=1),
-        "evaluation sets (the first is the headline; see README, Evaluation)",
+        "evaluation sets (the first is the headline; see docs/concepts/exact-evaluation.md)",
     )
     n: int = setting(256, COUNT, "samples per maze at the final evaluation")
     n_during: int = setting(

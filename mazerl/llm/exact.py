@@ -10,11 +10,13 @@ one teacher-forced pass; p = sum_r of them, and pass@k = 1 - (1 - p)^k exactly.
 Tokenization ambiguity: p counts the canonical token sequences only, so p <= the true success
 probability p*. The gap delta = p* - p is the mass of successful completions that are spelled
 otherwise (other token splits of the same words, other case or whitespace, text before a
-`plain` answer tag). It is 0 for `maxrl` with a tokenizer in which every word is one token and
-decoding joins with single spaces (`models.maze_tokenizer`: one spelling per answer). Otherwise
-the sampled evaluation estimates it: `noncanonical_success_rate` (with its standard error) is
-the share of samples that succeed without starting with a canonical prefix, an unbiased
-estimate of delta, and the exact pass@k is low by at most 1 - (1 - delta)^k <= k delta.
+`plain` answer tag, tokens that decoding drops). It is 0 for `maxrl` with the maze tokenizer
+(`models.maze_tokenizer`: every token but `<eos>` decodes to a visible word, joined with single
+spaces, and any word that is not a move ends the answer, so a successful completion starts with
+a route's move tokens). Otherwise the sampled evaluation estimates it:
+`noncanonical_success_rate` (with its standard error) is the share of samples that succeed
+without starting with a canonical prefix, an unbiased estimate of delta, and the exact pass@k is
+low by at most 1 - (1 - delta)^k <= k delta.
 
 Sampled: n completions per maze (`generate`, full softmax at `temperature`: no top-k or top-p),
 cut at the first EOS, decoded without special tokens (as TRL does), scored by the verifier;
@@ -30,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from tqdm import tqdm
 
 from mazerl.core.errors import UserError
 from mazerl.core.files import write_json_atomic
@@ -72,12 +75,14 @@ def sequence_logprobs(
     temperature: float = 1.0,
     batch_size: int = 64,
     pad_id: int = 0,
+    desc: str | None = None,
 ) -> np.ndarray:
     """`[B]` float64 log-probability of each `tail` after its `head` under the model's
-    sampling distribution at `temperature` (teacher forcing, right-padded batches)."""
+    sampling distribution at `temperature` (teacher forcing, right-padded batches); a progress
+    bar labelled `desc` when given."""
     device = next(model.parameters()).device
     out = []
-    for lo in range(0, len(heads), batch_size):
+    for lo in tqdm(range(0, len(heads), batch_size), desc, disable=desc is None, unit="batch"):
         part = range(lo, min(lo + batch_size, len(heads)))
         rows = [heads[i] + tails[i] for i in part]
         length = max(map(len, rows))
@@ -103,6 +108,7 @@ def exact_success(
     fmt: str,
     temperature: float = 1.0,
     batch_size: int = 64,
+    desc: str | None = None,
 ) -> tuple[np.ndarray, list[list[list[int]]]]:
     """`[M]` exact success probability (sum over each maze's routes of its canonical
     completion's probability after the maze's prompt text) and the canonical completion ids
@@ -125,7 +131,7 @@ def exact_success(
             f"{decoded[bad][:40]!r} ({verdicts[bad].reason})"
         )
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    logp = sequence_logprobs(model, heads, tails, temperature, batch_size, pad)
+    logp = sequence_logprobs(model, heads, tails, temperature, batch_size, pad, desc)
     p = np.zeros(len(mazes))
     np.add.at(p, owner, np.exp(logp))
     canonical: list[list[list[int]]] = [[] for _ in mazes]
@@ -147,10 +153,12 @@ def sampled_successes(
     allow_revisits: bool = False,
     batch_rollouts: int = 512,
     max_new_tokens: int | None = None,
+    desc: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Sample n completions per maze: `[M]` success counts and `[M]` counts of successes that
     do not start with a canonical completion (`canonical[maze]`: its routes' ids). The caller
-    seeds torch. `max_new_tokens` default: twice the longest canonical completion plus 8."""
+    seeds torch. `max_new_tokens` default: twice the longest canonical completion plus 8. A
+    progress bar (mazes done) labelled `desc` when given."""
     device = next(model.parameters()).device
     eos = tokenizer.eos_token_id
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos
@@ -158,6 +166,7 @@ def sampled_successes(
     successes = np.zeros(len(mazes), dtype=np.int64)
     noncanonical = np.zeros(len(mazes), dtype=np.int64)
     chunk = max(1, batch_rollouts // n)
+    bar = tqdm(total=len(mazes), desc=desc, disable=desc is None, unit="maze")
     for lo in range(0, len(mazes), chunk):
         part = list(mazes[lo : lo + chunk])
         heads = [
@@ -190,6 +199,8 @@ def sampled_successes(
                 successes[i] += 1
                 starts = any(completion[: len(t)] == t for t in canonical[i])
                 noncanonical[i] += not starts
+        bar.update(len(part))
+    bar.close()
     return successes, noncanonical
 
 
@@ -213,16 +224,23 @@ def evaluate_set(
     sampled_mazes: int | None = None,
     batch_size: int = 64,
     batch_rollouts: int = 512,
+    progress: bool = False,
 ) -> dict:
     """Metrics of one set under the keys of `mazerl.eval.evaluate.evaluate_set` (`pass@k`,
     `exact_pass@k` and their `_se`, `success_rate`, `coverage`, `per_maze`), plus
     `noncanonical_success_rate` (and `_se`): the estimate of the exact values' tokenization
     gap. `prompts`: each maze's prompt text. Exact values cover every maze (none with
     `allow_revisits`: many sequences succeed); sampled ones the first `sampled_mazes` (None:
-    all)."""
+    all). `progress`: a progress bar per pass, labelled with the set's name."""
     mazes = eval_set.mazes
     sampled = mazes[: sampled_mazes or len(mazes)]
-    p, canonical = exact_success(model, tokenizer, mazes, prompts, fmt, temperature, batch_size)
+
+    def label(what: str) -> str | None:
+        return f"{eval_set.name}: {what}" if progress else None
+
+    p, canonical = exact_success(
+        model, tokenizer, mazes, prompts, fmt, temperature, batch_size, label("exact")
+    )
     correct, noncanonical = sampled_successes(
         model,
         tokenizer,
@@ -234,6 +252,7 @@ def evaluate_set(
         temperature,
         allow_revisits,
         batch_rollouts,
+        desc=label(f"sampled (n={n})"),
     )
     out = sampled_metrics(correct, n, ks)
     out["noncanonical_success_rate"] = float((noncanonical / n).mean())

@@ -11,8 +11,16 @@ Columns (every format):
     mazes_hash              the set's `mazes_hash`, as in mazerl's `eval/step_*.json`, whose
                             per-maze lists are in `index` order: join on (mazes_hash, index)
     data_source, reward_model, extra_info
-                            verl's columns: `mazerl-<format>`, {style: rule, ground_truth: maze},
-                            {split, set, index, key, allow_revisits}
+                            verl's columns, laid out as MaxRL's maze data: `mazerl-<format>`
+                            (a `maze` prefix, as MaxRL's sources), {style: rule, ground_truth},
+                            {split, set, index, key, allow_revisits, question, answer}. The
+                            ground truth is MaxRL's whole token sequence (`text.sequence`) in
+                            `maxrl`, the layout text in `plain`; `question` is the prompt text,
+                            `answer` the ground truth (MaxRL's SFT script reads those two).
+
+MaxRL's verl reads the prompt as a conversation (verl's `RLHFDataset` applies the tokenizer's
+chat template to it): export with `chat` for verl; the maze tokenizer's template
+(`models.maze_tokenizer`) renders it back to the prompt text.
 
 Written with Hugging Face `datasets` as JSON lines (`.jsonl`, `.json`) or Parquet (`.parquet`),
 atomically: a failed write leaves no file behind.
@@ -27,7 +35,7 @@ from mazerl.core.errors import UserError
 from mazerl.envs.layouts import to_text
 from mazerl.envs.maze import Maze
 from mazerl.eval.evaluate import mazes_hash
-from mazerl.llm.text import answer, check_format, prompt
+from mazerl.llm.text import answer, check_format, prompt, sequence
 from mazerl.llm.verifier import DATA_SOURCE
 
 SUFFIXES = (".jsonl", ".json", ".parquet")
@@ -54,6 +62,7 @@ def records(
         layout, key = to_text(maze), maze_key(maze)
         info = {"split": split, "set": set_name, "index": i, "key": key}
         text = prompt(maze, fmt, allow_revisits)
+        truth = sequence(maze) if fmt == "maxrl" else layout
         out.append(
             {
                 "prompt": [{"role": "user", "content": text}] if chat else text,
@@ -63,8 +72,13 @@ def records(
                 **info,
                 "mazes_hash": joined,
                 "data_source": DATA_SOURCE[fmt],
-                "reward_model": {"style": "rule", "ground_truth": layout},
-                "extra_info": {**info, "allow_revisits": allow_revisits},
+                "reward_model": {"style": "rule", "ground_truth": truth},
+                "extra_info": {
+                    **info,
+                    "allow_revisits": allow_revisits,
+                    "question": text,
+                    "answer": truth,
+                },
             }
         )
     return out

@@ -3,8 +3,9 @@
 `maxrl`, MaxRL's token grid (the paper's setup; the words of `mazerl.policy.tokens.VOCAB`, so
 the prompt is mazerl's own token encoding written out):
 
-    prompt  <bos> GRID_START WALL WALL ... NEWLINE ... GRID_END PATH_START
-    answer  RIGHT RIGHT DOWN ... DONE
+    prompt    <bos> GRID_START WALL WALL ... NEWLINE ... GRID_END PATH_START
+    answer    RIGHT RIGHT DOWN ... DONE
+    sequence  prompt answer <eos>      (MaxRL's data: its ground truth; `grid_rows` reads it)
 
 `plain`, for a chat model: instructions, the maze as text rows (`#` wall, `.` open, `S` start,
 `G` goal, as mazerl's layout files) and the answer form:
@@ -29,6 +30,7 @@ from mazerl.policy.tokens import VOCAB, encode
 
 FORMATS = ("maxrl", "plain")
 MOVE_OF_WORD = {name: move for move, name in enumerate(MOVE_NAMES)}
+CELL_OF_WORD = {"WALL": "#", "PATH": ".", "START": "S", "GOAL": "G"}  # token -> layout character
 SPECIAL_WORD = re.compile(r"<[^<>\s]+>")
 ANSWER_OPEN = re.compile(r"<answer>", re.IGNORECASE)
 ANSWER_CLOSE = re.compile(r"</answer>", re.IGNORECASE)
@@ -62,13 +64,47 @@ def answer(maze: Maze, fmt: str) -> str:
     return f"{moves} DONE" if check_format(fmt) == "maxrl" else f"<answer>{moves}</answer>"
 
 
+def sequence(maze: Maze) -> str:
+    """MaxRL's whole token sequence of `maze`, the ground truth of its maze data: the `maxrl`
+    prompt, the reference answer and `<eos>`."""
+    return f"{prompt(maze, 'maxrl')} {answer(maze, 'maxrl')} <eos>"
+
+
+def grid_rows(text: str) -> list[str]:
+    """The layout rows (`#`, `.`, `S`, `G`, as mazerl's layout files) of the grid in a MaxRL
+    token sequence: the words between `GRID_START` and the next `GRID_END`, rows split at
+    `NEWLINE`; words around the grid are not read. A `ValueError` names what is missing or the
+    first word that is not a cell."""
+    words = text.split()
+    if "GRID_START" not in words:
+        raise ValueError("no GRID_START")
+    first = words.index("GRID_START") + 1
+    if "GRID_END" not in words[first:]:
+        raise ValueError("no GRID_END after GRID_START")
+    rows = [""]
+    for word in words[first : words.index("GRID_END", first)]:
+        if word == "NEWLINE":
+            rows.append("")
+        elif word in CELL_OF_WORD:
+            rows[-1] += CELL_OF_WORD[word]
+        else:
+            raise ValueError(f"grid word {word[:20]!r} is not a cell or NEWLINE")
+    return rows
+
+
 def answer_prefix(maze: Maze, fmt: str, route: int = 0) -> str:
     """The reference completion up to the last move of route `route` (0: the solution), as the
     model emits it after the prompt (a leading space in `maxrl`, whose words are
     space-separated). Every completion that starts with it succeeds, whatever follows: the
     episode has ended at the goal."""
     moves = " ".join(MOVE_NAMES[m] for m in maze.routes[route])
-    return f" {moves}" if check_format(fmt) == "maxrl" else f"<answer>{moves}"
+    return continuation(moves if check_format(fmt) == "maxrl" else f"<answer>{moves}", fmt)
+
+
+def continuation(text: str, fmt: str) -> str:
+    """Answer text as the model emits it right after the prompt: after a space in `maxrl`,
+    whose words are space-separated (the prompt ends with `PATH_START`), as is in `plain`."""
+    return f" {text}" if check_format(fmt) == "maxrl" else text
 
 
 @dataclass(frozen=True)

@@ -21,16 +21,26 @@ Tested with TRL 1.16.
 import torch
 from trl import GRPOTrainer
 
-from mazerl.llm.objective import focal_advantages
+from mazerl.llm.objective import check_objective, focal_advantages
 
 
 class FocalGRPOTrainer(GRPOTrainer):
-    """`GRPOTrainer(..., algo="grpo", focal_gamma=0.5)`: `algo` a registered mazerl advantage
-    estimator (`grpo`, `drgrpo`, `rloo`, ...), `focal_gamma` >= 0 (0: the estimator alone).
-    Every other argument is `GRPOTrainer`'s."""
+    """`GRPOTrainer(..., algo="grpo", focal_gamma=0.5, advantage_kwargs=None)`: `algo` a
+    registered mazerl advantage estimator (`drgrpo`, `grpo`, `maxrl`, `passk`, `rloo`,
+    `w_reinforce`), `focal_gamma` >= 0 (0: the estimator alone), `advantage_kwargs` the
+    estimator's hyperparameters (`{"k": 4}` for `passk`). Every other argument is
+    `GRPOTrainer`'s."""
 
-    def __init__(self, *args, algo: str = "grpo", focal_gamma: float = 0.5, **kwargs):
-        focal_advantages(torch.zeros(1, 2), algo, focal_gamma)  # unknown names fail here
+    def __init__(
+        self,
+        *args,
+        algo: str = "grpo",
+        focal_gamma: float = 0.5,
+        advantage_kwargs: dict | None = None,
+        **kwargs,
+    ):
+        self.advantage_kwargs = dict(advantage_kwargs or {})
+        check_objective(algo, focal_gamma, self.advantage_kwargs)  # before TRL's set-up
         super().__init__(*args, **kwargs)
         self.algo, self.focal_gamma = algo, focal_gamma
         self._gathered_rewards: torch.Tensor | None = None
@@ -48,7 +58,9 @@ class FocalGRPOTrainer(GRPOTrainer):
         per_func = self._gathered_rewards
         weights = self.reward_weights.to(per_func.device)
         rewards = (per_func * weights).nansum(dim=1).view(-1, group)  # [B, G]
-        advantages, g = focal_advantages(rewards, self.algo, self.focal_gamma)
+        advantages, g = focal_advantages(
+            rewards, self.algo, self.focal_gamma, **self.advantage_kwargs
+        )
         advantages = advantages.masked_fill(per_func.isnan().all(dim=1).view(-1, group), 0.0)
         mixed = rewards.ne(rewards[:, :1]).any(dim=1)
         local = len(output["advantages"])

@@ -9,27 +9,38 @@ counts as a wall, reported as `out of bounds`), a revisit (unless `allow_revisit
 `malformed: ...` reason. Nothing raises on model output: every completion gets a reward and a
 reason that can be logged.
 
-- TRL: `maze_reward(completions, maze, **kwargs)` (a `reward_funcs` entry; `maze` and
-  `maze_format` are dataset columns of `mazerl-llm export`, the reasons go to TRL's completion
-  table through its `log_extra`).
-- verl: `compute_score(data_source, solution_str, ground_truth, extra_info)`, ground truth the
-  maze's layout text, the format from `data_source` (`mazerl-maxrl`, `mazerl-plain`); returns
-  `{"score", "reason"}` (verl logs the extra key).
+The ground truth is any text `maze_of` reads: mazerl's layout text (the `maze` column of
+`mazerl-llm export`) or MaxRL's token sequence (`<bos> GRID_START ... GRID_END PATH_START
+<moves> DONE <eos>`, the ground truth of MaxRL's released maze data and of mazerl's `maxrl`
+export). One that is not a maze scores 0 with the reason `unreadable ground truth: ...`.
+
+- TRL: `maze_reward(completions, maze, maze_format, ...)` (a `reward_funcs` entry; TRL passes
+  the dataset's columns): mazerl's columns `maze` and `maze_format`, or verl's `reward_model`
+  (its `ground_truth`) and `data_source` as MaxRL's data has them; the reasons go to TRL's
+  completion table through its `log_extra`.
+- verl: `compute_score(data_source, solution_str, ground_truth, extra_info)` returns
+  `{"score", "reason"}` (verl logs the extra key). The answer format is `plain` for
+  `data_source` `mazerl-plain`, else `maxrl`: `mazerl-maxrl`, MaxRL's `maze...` sources or any
+  other source whose ground truth is a maze.
+
+The rule is mazerl's, not MaxRL's `judge_maze`: MaxRL also scores 0 an answer without `DONE`
+and scores a route that revisits a cell; mazerl ends the episode at the goal (`DONE` not
+needed) and at a revisit (unless `allow_revisits`).
 """
 
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from mazerl.envs.batch import STOP_ACTION, MazeBatch
-from mazerl.envs.layouts import parse
-from mazerl.envs.maze import DELTAS, EVENTS, GOAL, MOVE, STOP, WALL, Maze, replay
-from mazerl.llm.text import FORMATS, read_moves
+from mazerl.envs.layouts import MAX_ROUTES, MAX_SIDE, parse
+from mazerl.envs.maze import DELTAS, EVENTS, GOAL, MOVE, STOP, WALL, Maze, replay, simple_paths
+from mazerl.llm.text import FORMATS, grid_rows, read_moves
 
 DATA_SOURCE = {fmt: f"mazerl-{fmt}" for fmt in FORMATS}  # verl's data_source column
-FORMAT_OF_SOURCE = {source: fmt for fmt, source in DATA_SOURCE.items()}
 
 
 @dataclass(frozen=True)
@@ -84,10 +95,79 @@ def off_grid(maze: Maze, moves: Sequence[int]) -> bool:
     return not (0 <= r + dr < maze.shape[0] and 0 <= c + dc < maze.shape[1])
 
 
+def format_of_source(data_source) -> str:
+    """The answer format of a verl `data_source`: `plain` for `mazerl-plain`, else `maxrl`."""
+    return "plain" if data_source == DATA_SOURCE["plain"] else "maxrl"
+
+
+def maze_of(truth) -> Maze:
+    """A maze from a ground truth: mazerl's layout text, or a MaxRL token sequence (any text
+    with `GRID_START`; `text.grid_rows`). A `ValueError` says why it is not a maze."""
+    if not isinstance(truth, str):
+        raise ValueError(f"expected text, got {type(truth).__name__}")
+    return maze_of_text(truth)
+
+
 @functools.lru_cache(maxsize=4096)
-def maze_of(text: str) -> Maze:
-    """A maze from its layout text (the `maze` column), parsed and validated once."""
-    return parse(text, "<maze column>")
+def maze_of_text(text: str) -> Maze:
+    """`maze_of` for text, parsed and validated once."""
+    if "GRID_START" in text:
+        return maze_of_rows(grid_rows(text))
+    return parse(text, "<ground truth>")
+
+
+def maze_of_rows(rows: list[str]) -> Maze:
+    """A maze from layout rows (`#`, `.`, `S`, `G`) with however many routes it has, up to
+    `MAX_ROUTES` (`layouts.parse` wants their number declared, as mazerl's own layouts do)."""
+    widths = sorted({len(row) for row in rows})
+    if widths[0] == 0 or len(widths) > 1:
+        raise ValueError(f"the grid is not a rectangle: rows of {widths} cells")
+    if max(len(rows), widths[0]) > MAX_SIDE:
+        raise ValueError(f"the grid is {len(rows)}x{widths[0]}; at most {MAX_SIDE}x{MAX_SIDE}")
+    grid = np.array([[ch == "#" for ch in row] for row in rows], dtype=np.uint8)
+    ends = []
+    for ch, word in (("S", "START"), ("G", "GOAL")):
+        cells = [(r, c) for r, row in enumerate(rows) for c, x in enumerate(row) if x == ch]
+        if len(cells) != 1:
+            raise ValueError(f"{len(cells)} {word} cells, expected one")
+        ends.append(cells[0])
+    routes = simple_paths(grid, ends[0], ends[1], limit=MAX_ROUTES + 1)
+    if not routes:
+        raise ValueError("the goal is unreachable from the start")
+    if len(routes) > MAX_ROUTES:
+        raise ValueError(f"more than {MAX_ROUTES} routes from start to goal")
+    return Maze(grid, ends[0], ends[1], tuple(routes), name="ground truth")
+
+
+def ground_truth(reward_model):
+    """The `ground_truth` of a verl `reward_model` entry (None when there is none)."""
+    return reward_model.get("ground_truth") if isinstance(reward_model, dict) else None
+
+
+def allows_revisits(extra_info) -> bool:
+    """`extra_info["allow_revisits"]` when `extra_info` is a dict holding it, else false."""
+    return isinstance(extra_info, dict) and bool(extra_info.get("allow_revisits", False))
+
+
+def score(
+    truths: Sequence, texts: Sequence[str], formats: Sequence[str], allow: Sequence[bool]
+) -> list[Verdict]:
+    """One `Verdict` per row (its ground truth, completion text, format and `allow_revisits`);
+    rows alike are stepped together. An unreadable ground truth scores 0 with the reason
+    `unreadable ground truth: ...`."""
+    out: list[Verdict | None] = [None] * len(texts)
+    mazes = {}
+    for i, truth in enumerate(truths):
+        try:
+            mazes[i] = maze_of(truth)
+        except ValueError as e:
+            out[i] = Verdict(0.0, f"unreadable ground truth: {e}")
+    for key in {(formats[i], allow[i]) for i in mazes}:
+        rows = [i for i in mazes if (formats[i], allow[i]) == key]
+        found = judge([mazes[i] for i in rows], [texts[i] for i in rows], *key)
+        for i, verdict in zip(rows, found, strict=True):
+            out[i] = verdict
+    return out
 
 
 def completion_text(completion) -> str:
@@ -97,41 +177,39 @@ def completion_text(completion) -> str:
 
 def maze_reward(
     completions: list,
-    maze: list[str],
-    maze_format: list[str],
+    maze: list[str] | None = None,
+    maze_format: list[str] | None = None,
+    reward_model: list[dict] | None = None,
+    data_source: list[str] | None = None,
     extra_info: list[dict] | None = None,
     log_extra=None,
     **kwargs,
 ) -> list[float]:
-    """TRL `reward_funcs` entry: one reward per completion. `maze`, `maze_format` and
-    `extra_info` (its `allow_revisits`, default false) are the dataset's columns, repeated per
-    completion by TRL; the verdicts' reasons are logged as the `maze_verdict` column of TRL's
-    completion table when TRL passes `log_extra`. Other columns and TRL's extra arguments
-    (`prompts`, `completion_ids`, `trainer_state`, ...) are ignored."""
-    allow = [bool((e or {}).get("allow_revisits", False)) for e in extra_info or [{}] * len(maze)]
-    verdicts: list[Verdict | None] = [None] * len(completions)
-    for fmt, allowed in set(zip(maze_format, allow, strict=True)):
-        rows = [i for i in range(len(maze)) if (maze_format[i], allow[i]) == (fmt, allowed)]
-        texts = [completion_text(completions[i]) for i in rows]
-        found = judge([maze_of(maze[i]) for i in rows], texts, fmt, allowed)
-        for i, v in zip(rows, found, strict=True):
-            verdicts[i] = v
+    """TRL `reward_funcs` entry: one reward per completion, from the dataset's columns (TRL
+    repeats them per completion): the ground truth is `maze` or else `reward_model`'s
+    `ground_truth`, the format `maze_format` or else `format_of_source(data_source)`;
+    `extra_info`'s `allow_revisits` (default false). The verdicts' reasons are logged as the
+    `maze_verdict` column of TRL's completion table when TRL passes `log_extra`. Other columns
+    and TRL's extra arguments (`prompts`, `completion_ids`, `trainer_state`, ...) are
+    ignored."""
+    n = len(completions)
+    if maze is None:
+        maze = [ground_truth(r) for r in reward_model or [None] * n]
+    if maze_format is None:
+        maze_format = [format_of_source(s) for s in data_source or [None] * n]
+    allow = [allows_revisits(e) for e in extra_info or [None] * n]
+    verdicts = score(maze, [completion_text(c) for c in completions], maze_format, allow)
     if log_extra is not None:
         log_extra("maze_verdict", [v.reason for v in verdicts])
     return [v.reward for v in verdicts]
 
 
 def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs) -> dict:
-    """verl's custom reward function (`custom_reward_function.path` to this file's module,
-    `name: compute_score`): `{"score": 0.0 or 1.0, "reason": ...}`. `extra_info` may carry
-    `allow_revisits`; an unknown `data_source` or an invalid maze scores 0 with the reason."""
-    fmt = FORMAT_OF_SOURCE.get(data_source)
-    if fmt is None:
-        return {"score": 0.0, "reason": f"not a mazerl data_source: {data_source!r}"}
-    try:
-        maze = maze_of(ground_truth)
-    except ValueError as e:
-        return {"score": 0.0, "reason": f"invalid ground truth: {e}"}
-    allow_revisits = bool((extra_info or {}).get("allow_revisits", False))
-    verdict = judge([maze], [solution_str], fmt, allow_revisits)[0]
+    """verl's custom reward function (`custom_reward_function.path=pkg://mazerl.llm.verifier`,
+    `name=compute_score`): `{"score": 0.0 or 1.0, "reason": ...}`. `extra_info` may carry
+    `allow_revisits`; nothing raises (a ground truth that is not a maze, even None, scores 0
+    with the reason)."""
+    text = solution_str if isinstance(solution_str, str) else ""
+    fmt = format_of_source(data_source)
+    (verdict,) = score([ground_truth], [text], [fmt], [allows_revisits(extra_info)])
     return {"score": verdict.reward, "reason": verdict.reason}

@@ -1,43 +1,31 @@
 """Registers mazerl's advantage estimators, focal weight included, with verl on import.
 
-    import mazerl.llm.verl_estimators   # in the verl entry script, before the trainer starts
-    python -m verl.trainer.main_ppo algorithm.adv_estimator=mazerl_grpo ...
+Every estimator in mazerl's registry becomes `mazerl_<name>` (`mazerl_drgrpo`, `mazerl_grpo`,
+`mazerl_maxrl`, `mazerl_passk`, `mazerl_rloo`, `mazerl_w_reinforce`, and those of installed
+plug-ins) through verl's `register_adv_est`. verl imports this module in every process when
+`VERL_USE_EXTERNAL_MODULES` names it (`verl_config`: set it in Ray's runtime environment;
+`mazerl-llm verl-args` writes the overrides):
 
-Every estimator in mazerl's registry becomes `mazerl_<name>` (`mazerl_grpo`, `mazerl_drgrpo`,
-`mazerl_rloo`, ...) through verl's `register_adv_est`. verl calls it as
-`fn(token_level_rewards, response_mask, index, config, ...)`: the outcome reward of each
-response is its token rewards' sum, responses are grouped by `index` (verl's prompt uid; every
-group must have the same size), and the advantage `[bs, response_length]` is
-`focal_advantages` of the group, on every response token. verl's `AlgoConfig` has no field for
-the focal exponent, so gamma is read at each call from the environment variable
-`MAZERL_FOCAL_GAMMA` (default 0.5; 0 gives the estimator alone). Tested with verl 0.9.1's own
-registry (`verl.trainer.ppo.core_algos`).
+    python -m verl.trainer.main_ppo $(mazerl-llm verl-args --algo grpo --gamma 0.5) ...
+
+verl calls an estimator as `fn(token_level_rewards, response_mask, index, config, ...)`: the
+outcome reward of each response is its token rewards' sum, responses are grouped by `index`
+(verl's prompt uid; every group must have the same size), and the advantage
+`[bs, response_length]` is `focal_advantages` of the group, on every response token. gamma is
+read at each call from `MAZERL_FOCAL_GAMMA` (default 0.5; 0 gives the estimator alone), the
+estimator's hyperparameters from `MAZERL_ADVANTAGE_KWARGS` (JSON, e.g. `{"k":4}` for `passk`).
+Tested with a stand-in of verl's registry across a process boundary (`tests/test_llm_verl.py`)
+and by hand with verl 0.9.1's own.
 """
-
-import math
-import os
 
 import numpy as np
 import torch
 from verl.trainer.ppo.core_algos import register_adv_est
 
 from mazerl.algos import ADVANTAGES
+from mazerl.core.plugins import load_plugins
 from mazerl.llm.objective import focal_advantages
-
-GAMMA_VARIABLE = "MAZERL_FOCAL_GAMMA"
-
-
-def focal_gamma() -> float:
-    """gamma from `MAZERL_FOCAL_GAMMA` (default 0.5); a `ValueError` naming the variable when
-    it is not a finite number >= 0."""
-    text = os.environ.get(GAMMA_VARIABLE, "0.5")
-    try:
-        gamma = float(text)
-    except ValueError:
-        gamma = math.nan
-    if not (math.isfinite(gamma) and gamma >= 0):
-        raise ValueError(f"{GAMMA_VARIABLE} must be a finite number >= 0, got {text!r}")
-    return gamma
+from mazerl.llm.verl_config import advantage_kwargs, focal_gamma
 
 
 def group_order(index) -> tuple[np.ndarray, int]:
@@ -58,7 +46,7 @@ def estimator(name: str):
         order, size = group_order(index)
         order_t = torch.as_tensor(order, device=scores.device)
         rewards = scores[order_t].reshape(-1, size)  # [P, G]
-        advantages, _ = focal_advantages(rewards, name, focal_gamma())
+        advantages, _ = focal_advantages(rewards, name, focal_gamma(), **advantage_kwargs())
         per_row = torch.empty_like(scores)
         per_row[order_t] = advantages.reshape(-1).to(scores.dtype)
         out = per_row[:, None] * response_mask
@@ -68,5 +56,6 @@ def estimator(name: str):
     return compute
 
 
+load_plugins()  # a plug-in's estimators too
 for _name in ADVANTAGES.names():
     register_adv_est(f"mazerl_{_name}")(estimator(_name))

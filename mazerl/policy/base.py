@@ -9,39 +9,17 @@ rollouts of its group, both when sampling (`step`) and in the teacher-forced upd
 (`forward`).
 """
 
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch import nn
 
 from mazerl.core.registry import Registry
-from mazerl.core.settings import FLAG, registered, setting
+from mazerl.policy.config import PolicyConfig, policy_name  # noqa: F401  (the plug-in API)
 from mazerl.policy.tokens import Prompts
 
 POLICIES: Registry[type["SequencePolicy"]] = Registry("policy")
 BOS_ACTION = 5  # "previous action" at the first response step
-
-
-def policy_name(name: str):
-    """The `name` field of a policy config, defaulting to the policy's registered `name`."""
-    return setting(
-        name,
-        registered(POLICIES),
-        "the policy architecture (pick it with policy=gru | transformer | ...)",
-    )
-
-
-@dataclass
-class PolicyConfig:
-    """Fields shared by every policy config (`conf/policy/*.yaml`). A policy's config class
-    derives from it, sets `name: str = policy_name("NAME")`, gives each of its own fields a
-    `setting` (rule and description), and is its policy class's `config_class`."""
-
-    name: str = policy_name("gru")
-    sees_position: bool = setting(
-        False, FLAG, "true: also feed the current cell at each step (a Markov variant)"
-    )
 
 
 class SequencePolicy(nn.Module):

@@ -16,26 +16,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mazerl.core.settings import COUNT, setting
-from mazerl.policy.base import (
-    POLICIES,
-    PolicyConfig,
-    SequencePolicy,
-    policy_name,
-    previous_actions,
-)
+from mazerl.policy.base import POLICIES, SequencePolicy, previous_actions
+from mazerl.policy.config import GruConfig
 from mazerl.policy.tokens import N_ACTIONS, Prompts, sinusoid_2d
-
-
-@dataclass
-class GruConfig(PolicyConfig):
-    name: str = policy_name("gru")
-    hidden: int = setting(
-        64, COUNT, "model width d (GRU: conv channels, state and attention width)"
-    )
-    encoder_layers: int = setting(
-        6, COUNT, "GRU: residual 3x3 convs of the maze encoder, dilations 1, 2, 4"
-    )
 
 
 @dataclass

@@ -26,43 +26,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mazerl.core.settings import COUNT, FLAG, POSITIVE, need, number, setting
-from mazerl.policy.base import BOS_ACTION, POLICIES, PolicyConfig, SequencePolicy, policy_name
+from mazerl.policy.base import BOS_ACTION, POLICIES, SequencePolicy
+from mazerl.policy.config import TransformerConfig
 from mazerl.policy.tokens import RESPONSE_TOKENS, VOCAB_SIZE, Prompts, sinusoid_2d
-
-
-@dataclass
-class TransformerConfig(PolicyConfig):
-    name: str = policy_name("transformer")
-    layers: int = setting(2, COUNT, "transformer blocks")
-    hidden: int = setting(
-        128,
-        number(2, integer=True),
-        "model width d (GRU: conv channels, state and attention width)",
-    )
-    heads: int = setting(4, COUNT, "attention heads")
-    kv_heads: int = setting(2, COUNT, "key-value heads (grouped-query attention; divides heads)")
-    ffn: int = setting(512, COUNT, "feed-forward width")
-    rope_theta: float = setting(1_000_000.0, POSITIVE, "RoPE base frequency")
-    pos2d: bool = setting(
-        True, FLAG, "add 2-D position features to the cell tokens (off in the paper)"
-    )
-
-    @classmethod
-    def check_between(cls, node, prefix: str) -> None:
-        """An even head size (for RoPE); the key-value heads divide the heads."""
-        need(
-            node.hidden % node.heads == 0 and (node.hidden // node.heads) % 2 == 0,
-            f"{prefix}hidden",
-            f"a multiple of 2 x {prefix}heads={node.heads} (an even head size, for RoPE)",
-            node.hidden,
-        )
-        need(
-            node.heads % node.kv_heads == 0,
-            f"{prefix}kv_heads",
-            f"a divisor of {prefix}heads={node.heads}",
-            node.kv_heads,
-        )
 
 
 class RMSNorm(nn.Module):

@@ -48,7 +48,7 @@ def bank_file(key: str, mode: str, folder: Path = BANK_DIR) -> Path | None:
             raise ConfigError(
                 f"base.bank=require: no bank model has this run's base settings (cache key "
                 f"{key}); the bank holds base.seed 0-{len(bank_index(folder)) - 1} of the "
-                "default maze, policy, base and held-out settings (see README, The bank)"
+                "default maze, policy, base and held-out settings (docs/guide/base-model.md)"
             )
         return None
     path = folder / entry["file"]

@@ -1,0 +1,96 @@
+"""The settings of a method (`AlgoConfig`, one `conf/algo/*.yaml`) and of F-GRPO's focal
+weighting (`FocalConfig`), each field with its rule and description.
+
+No torch here: `--help` reads these classes without loading the objectives. The registries a
+part's name is checked against are looked up when a value is checked (`registered_part`).
+"""
+
+import importlib
+from dataclasses import dataclass
+
+from mazerl.core.registry import Registry
+from mazerl.core.settings import (
+    FLAG,
+    MAPPING,
+    NATURAL,
+    NON_NEGATIVE,
+    POSITIVE,
+    TEXT,
+    Rule,
+    number,
+    optional,
+    registered,
+    setting,
+)
+
+
+def registered_part(registry: str) -> Rule:
+    """A name registered in the registry `mazerl.algos.<registry>` (`ADVANTAGES`, ...), which
+    loads the objectives (and torch) when a value is first checked."""
+
+    def get() -> Registry:
+        return getattr(importlib.import_module("mazerl.algos"), registry)
+
+    return registered(get)
+
+
+@dataclass
+class AlgoConfig:
+    """Hyperparameters of one method (one `conf/algo/*.yaml`); `check_algo` checks the
+    registered parts' arguments on a group size."""
+
+    name: str = setting("grpo", TEXT, "the method's name (as logged)")
+    advantage: str = setting(
+        "grpo", registered_part("ADVANTAGES"), "a registered group advantage estimator"
+    )
+    # the *_kwargs values are checked by check_algo against the registered part's signature
+    advantage_kwargs: dict = setting(
+        {}, MAPPING, "the estimator's hyperparameters (checked against its signature)"
+    )
+    reward_transform: str | None = setting(
+        None,
+        optional(registered_part("REWARD_TRANSFORMS")),
+        "a registered reward transform applied first (PKPO), or null",
+    )
+    reward_transform_kwargs: dict = setting(
+        {}, MAPPING, "the transform's hyperparameters (as advantage_kwargs)"
+    )
+    loss: str = setting(
+        "clip", registered_part("POLICY_LOSSES"), "a registered policy loss (per-token surrogate)"
+    )
+    clip_low: float = setting(0.2, POSITIVE, "eps_low of the clip (or of CISPO's IS weight)")
+    clip_high: float = setting(0.2, POSITIVE, "eps_high of the clip")
+    kl_beta: float = setting(
+        0.0, NON_NEGATIVE, "coefficient of the k3 KL to the base (reference) policy"
+    )
+    entropy_coef: float = setting(
+        0.0,
+        NON_NEGATIVE,
+        "coefficient of the entropy bonus (-c H_t per token; reads every row)",
+    )
+    loss_agg_mode: str = setting(
+        "token-mean",
+        registered_part("AGGREGATIONS"),
+        "how token losses are aggregated (a registered aggregation)",
+    )
+    dynamic_sampling: bool = setting(
+        False, FLAG, "DAPO's filter: drop groups with all-equal rewards and refill"
+    )
+    dynamic_sampling_max_rounds: int = setting(
+        4, NATURAL, "extra sampling rounds to refill the batch"
+    )
+    loss_kwargs: dict = setting(
+        {}, MAPPING, "the loss's other hyperparameters (checked against its signature)"
+    )
+
+
+@dataclass
+class FocalConfig:
+    """F-GRPO's focal coefficient g = (1 - mu_hat)^gamma; gamma = 0 turns it off."""
+
+    gamma: float = setting(
+        0.5, NON_NEGATIVE, "F-GRPO's focal exponent: g = (1 - mu_hat)^gamma; 0 turns it off"
+    )
+    correct_reward: float | None = setting(
+        1.0, optional(number()), "mu_hat counts rewards >= this (null: the group's maximum)"
+    )

@@ -1,0 +1,196 @@
+"""The documentation works as written: every command block of the README, the getting-started
+page and the tutorials runs, in order, in a fresh folder (long runs shortened by the overrides
+the page declares in a `<!-- test-overrides: ... -->` comment above the block), and the
+configuration reference lists every setting with the default its YAML file gives.
+
+A few lines cannot run inside a test and are replaced, each by what it promises:
+`make demo` / `make test` (the suite is itself `make test`) are left out; `tensorboard --logdir
+DIR` (a server) becomes a check that DIR holds TensorBoard event files; `pip install -e PATH`
+becomes an install into a folder on PYTHONPATH, so the test leaves the environment as it was.
+"""
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from dataclasses import MISSING, fields
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+# the pages whose every command block runs (the other pages' blocks are records of studies
+# that take hours, or reference)
+RUN_PAGES = [
+    ROOT / "README.md",
+    DOCS / "getting-started.md",
+    DOCS / "tutorials" / "first-sweep.md",
+    DOCS / "tutorials" / "your-mazes.md",
+    DOCS / "tutorials" / "new-method.md",
+]
+FENCE = re.compile(
+    r"(?:<!-- test-overrides: (?P<over>.*?) -->\n)?```(?P<lang>\w*)\n(?P<body>.*?)```", re.S
+)
+APPS_WITH_OVERRIDES = ("mazerl-train", "mazerl-eval")
+
+
+def blocks(page: Path, lang: str) -> list[tuple[str, str]]:
+    """`(body, overrides)` of every fenced block of language `lang` in `page`, in order."""
+    return [
+        (m["body"], m["over"] or "") for m in FENCE.finditer(page.read_text()) if m["lang"] == lang
+    ]
+
+
+def commands(body: str) -> list[str]:
+    """The commands of a bash block: continuation lines joined, comments and blank lines
+    dropped; a here-document stays one command with its lines."""
+    out, lines = [], body.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        while line.endswith("\\"):
+            i += 1
+            line = line[:-1].rstrip() + " " + lines[i].strip()
+        heredoc = re.search(r"<<'(\w+)'", line)
+        if heredoc:
+            end = lines.index(heredoc.group(1), i + 1)
+            line = "\n".join([line, *lines[i + 1 : end + 1]])
+            i = end
+        i += 1
+        if line.strip() and not line.lstrip().startswith("#"):
+            out.append(line)
+    return out
+
+
+def as_tested(command: str, overrides: str) -> str | None:
+    """The shell line the test runs for `command` (None: left out, see the module docstring)."""
+    words = command.split()
+    head = words[0]
+    if head == "make" and words[1:2] in (["demo"], ["test"]):
+        return None
+    if head.endswith("tensorboard"):
+        logdir = words[words.index("--logdir") + 1]
+        return f'test -n "$(find {logdir} -name "events.out.tfevents.*" -print -quit)"'
+    if words[:3] == ["pip", "install", "-e"]:
+        return f'pip install --quiet --no-deps --no-build-isolation --target "$PLUGINS" {words[3]}'
+    if head in APPS_WITH_OVERRIDES and overrides:
+        return f"{command.partition('  #')[0].rstrip()} {overrides}"
+    return command
+
+
+def run_page(page: Path, cwd: Path) -> subprocess.CompletedProcess:
+    lines = ["set -euo pipefail"]
+    for body, overrides in blocks(page, "bash"):
+        lines += [t for c in commands(body) if (t := as_tested(c, overrides)) is not None]
+    plugins = cwd / "plugins"
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "PLUGINS": str(plugins),
+        "PYTHONPATH": os.pathsep.join([str(plugins), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONWARNINGS": "ignore",
+    }
+    env.pop("MAZERL_CACHE", None)  # each page trains (or loads) its base models in its folder
+    return subprocess.run(["bash", "-c", "\n".join(lines)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=900)  # fmt: skip
+
+
+def test_commands_are_split_as_a_shell_reads_them():
+    body = "a x \\\n    y  # c\n# note\n\ncat > f <<'EOF'\n# kept\nEOF\nb\n"
+    assert commands(body) == ["a x y  # c", "cat > f <<'EOF'\n# kept\nEOF", "b"]
+    assert as_tested("mazerl-train a=1  # why", "b=2") == "mazerl-train a=1 b=2"
+    assert as_tested("make demo  # x", "") is None
+    assert as_tested("tensorboard --logdir out/s", "").startswith("test -n")
+
+
+@pytest.mark.parametrize("page", RUN_PAGES, ids=lambda p: p.stem)
+def test_every_command_block_runs(page, tmp_path):
+    assert blocks(page, "bash"), f"{page.name} has no command block"
+    out = run_page(page, tmp_path)
+    assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-4000:]
+    if page.name == "first-sweep.md":
+        jobs = sorted(p.name for p in (tmp_path / "outputs/smoke").glob("N*"))
+        # job folders: N and gamma, then the test's shortening overrides
+        assert sorted(re.match(r"N\d+_g[\d.]+", j)[0] for j in jobs) == [
+            "N4_g0",
+            "N4_g0.5",
+            "N8_g0",
+            "N8_g0.5",
+        ]
+        assert "| base model | 1 |" in (tmp_path / "outputs/smoke/summary.md").read_text()
+    if page.name == "your-mazes.md":
+        summary = (tmp_path / "outputs/mine/summary.md").read_text()
+        assert "### mine" in summary and "### id" in summary
+    if page.name == "new-method.md":
+        runs = sorted(p.name for p in (tmp_path / "outputs/lb_short").glob("*_N32_*"))
+        assert runs == ["grpo_N32_g0.0_s0", "sign_grpo_N32_g0.0_s0"]  # seed=0 here
+        summary = (tmp_path / "outputs/lb_short/summary.md").read_text()
+        assert "sign_grpo" in summary
+
+
+def test_readme_method_example_computes_the_sign_of_the_centred_reward(tmp_path):
+    """The README's estimator, registered in a fresh process: a group with one correct answer
+    of four gets +1 / -1, an all-correct group 0 (by hand: mean 0.25 and 1)."""
+    (code,) = [b for b, _ in blocks(ROOT / "README.md", "python")]
+    check = code + (
+        "\nfrom mazerl.algos import ADVANTAGES\n"
+        "r = torch.tensor([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0]])\n"
+        "print(ADVANTAGES.get('sign_grpo')(r).tolist())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", check], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str([[1.0, -1.0, -1.0, -1.0], [0.0, 0.0, 0.0, 0.0]])
+
+
+# ---- the generated configuration reference
+
+
+def _hooks():
+    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _keys(schema: type, prefix: str = "") -> list[str]:
+    """Every setting of the config class `schema`, walked field by field (sections unfolded,
+    every registered policy's fields, a list of sections as `key[].field`)."""
+    from mazerl.policy import POLICIES
+
+    keys = []
+    for f in fields(schema):
+        key, rule = f"{prefix}{f.name}", f.metadata["rule"]
+        if rule.section is None:
+            keys.append(key)
+        elif f.name == "policy":
+            for name in POLICIES.names():
+                keys += _keys(POLICIES.get(name).config_class, f"{key}.")
+        elif f.default_factory is not MISSING and not isinstance(f.default_factory(), list):
+            keys += _keys(type(f.default_factory()), f"{key}.")
+        else:  # a list of sections
+            keys.append(key)
+            keys += [f"{key}[].{g.name}" for g in fields(rule.section(None))]
+    return keys
+
+
+def test_config_reference_lists_every_setting_with_its_yaml_default():
+    from mazerl.apps.schema import APP_SCHEMAS
+
+    page = _hooks().config_page()
+    listed = set(re.findall(r"^\| `([^`]+)` \|", page, re.M))
+    for schema in APP_SCHEMAS.values():
+        missing = [k for k in _keys(schema) if k not in listed]
+        assert not missing, f"{schema.__name__}: not in the reference: {missing}"
+    # defaults as the YAML files give them, read here without mazerl's help code
+    train = OmegaConf.load(ROOT / "mazerl/conf/train/default.yaml")
+    assert f"| `train.group_size` | `{train.group_size}` |" in page
+    assert (
+        f"| `base.held_out` | `{OmegaConf.load(ROOT / 'mazerl/conf/config.yaml').base.held_out}` |"
+        in page
+    )
+    assert "| `base.bank` | `auto` | 'auto' or 'off' or 'require' |" in page
