@@ -78,7 +78,7 @@ def test_a_changed_bank_file_is_refused_and_off_ignores_the_bank(tmp_path):
     bank = tmp_path / "bank"
     shutil.copytree(BANK_DIR, bank)
     entry = next(iter(bank_index(bank).values()))
-    assert bank_file(entry["key"], "auto", bank) == bank / entry["file"]
+    assert bank_file(entry["key"], "auto", bank) == (bank / entry["file"], entry["sha256"])
     assert bank_file(entry["key"], "off", bank) is None
     data = bytearray((bank / entry["file"]).read_bytes())
     data[-100] ^= 1

@@ -36,10 +36,10 @@ def bank_index(folder: Path = BANK_DIR) -> dict[str, dict]:
     return {e["key"]: e for e in json.loads(path.read_text())["models"]}
 
 
-def bank_file(key: str, mode: str, folder: Path = BANK_DIR) -> Path | None:
-    """The bank file of the base model with cache `key`, checked against its recorded sha256;
-    None when the bank has none (or `mode` is `off`). `mode=require` turns a miss into a
-    `ConfigError`: the run's base settings are not those of any bank model."""
+def bank_file(key: str, mode: str, folder: Path = BANK_DIR) -> tuple[Path, str] | None:
+    """The bank file of the base model with cache `key` and its sha256, checked against the
+    recorded one; None when the bank has none (or `mode` is `off`). `mode=require` turns a
+    miss into a `ConfigError`: the run's base settings are not those of any bank model."""
     if mode == "off":
         return None
     entry = bank_index(folder).get(key)
@@ -57,4 +57,4 @@ def bank_file(key: str, mode: str, folder: Path = BANK_DIR) -> Path | None:
             f"bank file {path} is missing or does not match its sha256 in {folder / INDEX}; "
             "restore it (git checkout mazerl/bank) or run with base.bank=off"
         )
-    return path
+    return path, entry["sha256"]

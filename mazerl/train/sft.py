@@ -183,10 +183,11 @@ def obtain_base(
     folder = cache_root(base.cache_dir) / key
     banked = bank_file(key, base.bank)
     if banked is not None:  # the weights from the bank; its evaluations go to the cache folder
-        log(f"base model: bank model {banked.stem} (key {key})")
+        path, digest = banked
+        log(f"base model: bank model {path.stem} (key {key})")
         folder.mkdir(parents=True, exist_ok=True)
-        origin = {"source": "bank", "key": key, "sha256": sha256(banked)}
-        return load_base(banked, parts["policy"], device)[0], folder, origin
+        origin = {"source": "bank", "key": key, "sha256": digest}
+        return load_base(path, parts["policy"], device)[0], folder, origin
     ckpt_path = folder / "base.pt"
     with locked(folder.parent / f".{folder.name}.lock", log):
         if ckpt_path.exists():
