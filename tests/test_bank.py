@@ -107,3 +107,10 @@ def test_a_stored_base_evaluation_belongs_to_its_weights(tmp_path, monkeypatch):
     assert stored("bank") == {"id": {"pass@1": 0.25}}
     assert stored("trained here") == {"id": {"pass@1": 0.5}}
     assert stored("bank") == {"id": {"pass@1": 0.25}} and len(calls) == 2
+
+
+def test_too_few_mazes_left_for_sft_names_base_held_out(tmp_path):
+    """3x3 cells have 192 Prim mazes: holding out 1,024 per set leaves none to train on."""
+    cfg = config("maze.size=3", "base.bank=off", f"base.cache_dir={tmp_path}")
+    with pytest.raises(ConfigError, match=r"^cannot draw .* or lower base.held_out=1024 \("):
+        base_of(cfg, tmp_path)
