@@ -1,17 +1,30 @@
 """The documentation works as written: every command block of the README, the getting-started
-page and the tutorials runs, in order, in a fresh folder (long runs shortened by the overrides
-the page declares in a `<!-- test-overrides: ... -->` comment above the block), and the
-configuration reference lists every setting with the default its YAML file gives.
+page and the tutorials runs, in order, in a fresh folder, then the page's Python blocks in one
+interpreter there (the README's is run on its own below), and the configuration reference
+lists every setting with the default its YAML file gives.
+
+Long runs are shortened by the overrides the page declares in a comment above the block:
+`<!-- test-overrides: ARGS -->` appends ARGS to every command of the block that starts with
+one of APPS_WITH_OVERRIDES; `<!-- test-overrides: {"PREFIX": "ARGS", ...} -->` (JSON) appends
+ARGS to the commands that start with PREFIX (the apps take the last of a repeated flag or
+override). `<!-- test-needs: MODULE -->` runs the block only where MODULE is installed (verl
+cannot be installed beside the tested transformers); `<!-- test-skip: REASON -->` marks a
+template that is not a whole command (the reason is required).
 
 A few lines cannot run inside a test and are replaced, each by what it promises:
 `make demo` / `make test` (the suite is itself `make test`) are left out; `tensorboard --logdir
 DIR` (a server) becomes a check that DIR holds TensorBoard event files; `pip install -e PATH`
-becomes an install into a folder on PYTHONPATH, so the test leaves the environment as it was.
+becomes an install into a folder on PYTHONPATH, so the test leaves the environment as it was;
+`pip install ... 'mazerl[EXTRA]'` becomes a check that every package of the extra and every
+pinned package of the line is installed at a version the pin allows.
 """
 
+import importlib.metadata
 import importlib.util
+import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from dataclasses import MISSING, fields
@@ -30,18 +43,27 @@ RUN_PAGES = [
     DOCS / "tutorials" / "first-sweep.md",
     DOCS / "tutorials" / "your-mazes.md",
     DOCS / "tutorials" / "new-method.md",
+    DOCS / "tutorials" / "language-models.md",
 ]
 FENCE = re.compile(
-    r"(?:<!-- test-overrides: (?P<over>.*?) -->\n)?```(?P<lang>\w*)\n(?P<body>.*?)```", re.S
+    r"(?:<!-- test-(?P<kind>overrides|needs|skip): (?P<arg>.*?) -->\n)?"
+    r"```(?P<lang>\w*)\n(?P<body>.*?)```",
+    re.S,
 )
-APPS_WITH_OVERRIDES = ("mazerl-train", "mazerl-eval")
+APPS_WITH_OVERRIDES = ("mazerl-train", "mazerl-eval", "mazerl-llm")
 
 
 def blocks(page: Path, lang: str) -> list[tuple[str, str]]:
-    """`(body, overrides)` of every fenced block of language `lang` in `page`, in order."""
-    return [
-        (m["body"], m["over"] or "") for m in FENCE.finditer(page.read_text()) if m["lang"] == lang
-    ]
+    """`(body, overrides)` of every fenced block of language `lang` in `page` that runs here, in
+    order (a `test-needs` block runs only where its module is installed)."""
+    out = []
+    for m in FENCE.finditer(page.read_text()):
+        if m["lang"] != lang or m["kind"] == "skip":
+            continue
+        if m["kind"] == "needs" and importlib.util.find_spec(m["arg"]) is None:
+            continue
+        out.append((m["body"], m["arg"] if m["kind"] == "overrides" else ""))
+    return out
 
 
 def commands(body: str) -> list[str]:
@@ -65,6 +87,41 @@ def commands(body: str) -> list[str]:
     return out
 
 
+# run as `python -c` with the requirements of a `pip install` line as arguments: exits non-zero
+# naming the first one that is not installed at an allowed version (`mazerl[x]` stands for the
+# requirements of extra x)
+INSTALLED = """
+import sys
+from importlib.metadata import PackageNotFoundError, requires, version
+from packaging.requirements import Requirement
+wanted = []
+for arg in sys.argv[1:]:
+    r = Requirement(arg)
+    if r.name == "mazerl":
+        wanted += [q for q in map(Requirement, requires("mazerl"))
+                   if any(q.marker and q.marker.evaluate({"extra": x}) for x in r.extras)]
+    else:
+        wanted.append(r)
+for r in wanted:
+    try:
+        v = version(r.name)
+    except PackageNotFoundError:
+        sys.exit(f"{r.name} is not installed")
+    if not r.specifier.contains(v, prereleases=True):
+        sys.exit(f"{r.name} {v} is installed, the line asks for {r}")
+"""
+
+
+def with_overrides(command: str, overrides: str) -> str:
+    """`command` with the test's overrides appended (see the module docstring)."""
+    bare = command.partition("  #")[0].rstrip()
+    if overrides.startswith("{"):
+        extra = [a for prefix, a in json.loads(overrides).items() if bare.startswith(prefix)]
+    else:
+        extra = [overrides] if bare.split()[0] in APPS_WITH_OVERRIDES else []
+    return " ".join([bare, *extra])
+
+
 def as_tested(command: str, overrides: str) -> str | None:
     """The shell line the test runs for `command` (None: left out, see the module docstring)."""
     words = command.split()
@@ -76,15 +133,18 @@ def as_tested(command: str, overrides: str) -> str | None:
         return f'test -n "$(find {logdir} -name "events.out.tfevents.*" -print -quit)"'
     if words[:3] == ["pip", "install", "-e"]:
         return f'pip install --quiet --no-deps --no-build-isolation --target "$PLUGINS" {words[3]}'
-    if head in APPS_WITH_OVERRIDES and overrides:
-        return f"{command.partition('  #')[0].rstrip()} {overrides}"
-    return command
+    if words[:2] == ["pip", "install"]:
+        return shlex.join(["python", "-c", INSTALLED, *shlex.split(command)[2:]])
+    return with_overrides(command, overrides) if overrides else command
 
 
 def run_page(page: Path, cwd: Path) -> subprocess.CompletedProcess:
     lines = ["set -euo pipefail"]
     for body, overrides in blocks(page, "bash"):
         lines += [t for c in commands(body) if (t := as_tested(c, overrides)) is not None]
+    code = [body for body, _ in blocks(page, "python")]
+    if code and page.name != "README.md":
+        lines.append(shlex.join(["python", "-c", "\n\n".join(code)]))
     plugins = cwd / "plugins"
     env = {
         **os.environ,
@@ -104,6 +164,38 @@ def test_commands_are_split_as_a_shell_reads_them():
     assert as_tested("mazerl-train a=1  # why", "b=2") == "mazerl-train a=1 b=2"
     assert as_tested("make demo  # x", "") is None
     assert as_tested("tensorboard --logdir out/s", "").startswith("test -n")
+    # per-command overrides by prefix; plain ones to every app command of the block
+    over = '{"mazerl-llm sft": "--steps 2", "mazerl-llm eval": "--n 4"}'
+    assert as_tested("mazerl-llm sft --steps 300", over) == "mazerl-llm sft --steps 300 --steps 2"
+    assert as_tested("mazerl-llm export x", over) == "mazerl-llm export x"
+    assert as_tested("mazerl-summarize out", "a=1") == "mazerl-summarize out"
+
+
+def test_a_pip_install_line_becomes_a_check_of_what_it_installs():
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+
+    def check(line):
+        command = ["bash", "-c", as_tested(line, "")]
+        return subprocess.run(command, capture_output=True, text=True, env={"PATH": path})
+
+    assert check("pip install 'mazerl[dev]' pytest").returncode == 0  # the suite runs: both are
+    ok = check(f"pip install 'pytest=={importlib.metadata.version('pytest')}'")
+    assert ok.returncode == 0, ok.stderr
+    wrong = check("pip install 'pytest<1'")
+    assert wrong.returncode == 1 and "pytest" in wrong.stderr and "<1" in wrong.stderr
+    absent = check("pip install no-such-package-mazerl")
+    assert absent.returncode == 1 and "no-such-package-mazerl is not installed" in absent.stderr
+
+
+def test_blocks_honour_needs_and_skip(tmp_path):
+    page = tmp_path / "p.md"
+    page.write_text(
+        "<!-- test-needs: json -->\n```bash\na\n```\n"
+        "<!-- test-needs: no_such_module_here -->\n```bash\nb\n```\n"
+        "<!-- test-skip: a template -->\n```bash\nc ...\n```\n"
+        "<!-- test-overrides: x=1 -->\n```bash\nd\n```\n"
+    )
+    assert blocks(page, "bash") == [("a\n", ""), ("d\n", "x=1")]
 
 
 @pytest.mark.parametrize("page", RUN_PAGES, ids=lambda p: p.stem)
@@ -129,6 +221,16 @@ def test_every_command_block_runs(page, tmp_path):
         assert runs == ["grpo_N32_g0.0_s0", "sign_grpo_N32_g0.0_s0"]  # seed=0 here
         summary = (tmp_path / "outputs/lb_short/summary.md").read_text()
         assert "sign_grpo" in summary
+    if page.name == "language-models.md":
+        assert "[1, 4, 11, 8, 5, 6]" in out.stdout  # the saved tokenizer reads word by word
+        assert "{'score': 1.0, 'reason': 'goal'}" in out.stdout  # MaxRL's layout, scored
+        for model in ("base", "grpo"):
+            m = json.loads((tmp_path / f"outputs/llm/cmp/{model}/metrics.json").read_text())
+            assert 0 <= m["final"]["eval/id/exact_pass@1"] <= 1
+        summary = (tmp_path / "outputs/llm/cmp/summary.md").read_text()
+        for s in ("id", "ood_dfs"):  # grpo paired with base maze by maze on both sets
+            table = summary.split(f"### model, {s}\n")[1].split("###")[0]
+            assert "| model=grpo | model=base | 1 |" in table
 
 
 def test_readme_method_example_computes_the_sign_of_the_centred_reward(tmp_path):

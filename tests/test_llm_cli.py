@@ -120,3 +120,4 @@ def test_export_train_evaluate_and_summarize(tmp_path, capsys):
     assert len(per["id"]["per_maze"]["exact_p"]) == 5 and per["ood_dfs"]["per_maze"]["n"] == 4
     text = summarize(tmp_path / "cmp")
     assert "### model, id" in text and "| model=trained | model=base | 1 | 5 |" in text
+    assert "nan" not in text  # no Δ-vs-base columns: an evaluated model has no recorded base

@@ -49,7 +49,8 @@ def metric_columns(finished: list[Run]) -> list[str]:
             if ks and ks[-1] not in chosen and ks[-1] < wanted[-1]:
                 chosen.append(ks[-1])  # the largest k the evaluation allows
             cols += [f"eval/{s}/{family}@{k}" for k in chosen]
-            cols += [f"eval/{s}/delta_{family}@{k}_vs_base" for k in chosen]
+            deltas = [f"eval/{s}/delta_{family}@{k}_vs_base" for k in chosen]
+            cols += [c for c in deltas if any(c in f for f in finals)]  # runs with a base model
         route_cols = [f"routes/id/{k}" for k in ROUTE_KEYS]
         return cols + [c for c in route_cols if all(c in f for f in finals)]
     return [k for k in CATEGORICAL_KEYS if all(k in f for f in finals)]
