@@ -384,3 +384,36 @@ def test_summary_of_runs_from_several_folders(tmp_path):
     table = summarize(grpo, again, out=tmp_path / "apart")
     assert f"| folder={again} | 1 | 0.900 ± n/a |" in table
     assert f"| folder={grpo} | 2 | 0.300 ± 0.100 |" in table
+
+
+def test_method_presets_are_paired_with_grpo_and_set_beside_the_paper(tmp_path):
+    """The decisive study sweeps `method=` presets (conf/method/): each is paired with
+    method=grpo by seed and maze, F-GRPO's read beside the paper (its algo and gamma from the
+    config), and every comparison gets its "how many base models" row."""
+    sweep = tmp_path / "sweep"
+    presets = {"grpo": ("grpo", 0.0), "fgrpo05": ("grpo", 0.5), "maxrl": ("maxrl", 0.0)}
+    gains = {"grpo": [0.0, 0.0], "fgrpo05": [0.02, 0.04], "maxrl": [0.10, 0.10]}  # per seed
+    for method, (algo, gamma) in presets.items():
+        for seed, gain in enumerate(gains[method]):
+            p = np.array([0.2, 0.5, 0.7]) + gain
+            run = fake_run(sweep, f"{method}_s{seed}", [f"method={method}", f"seed={seed}"], p)
+            config = yaml.safe_load((run / ".hydra" / "config.yaml").read_text())
+            config |= {"algo": {"name": algo}, "focal": {"gamma": gamma},
+                       "train": {"group_size": 32}}  # fmt: skip
+            (run / ".hydra" / "config.yaml").write_text(yaml.safe_dump(config))
+    table = summarize(sweep)
+    # gamma 0.5 - GRPO: 0.02 on every maze of seed 0, 0.04 of seed 1: MS_seed = 3 x 2 x 0.01^2
+    # = 0.0006 on 1 df, MS_maze = MS_res = 0: se = sqrt(0.0006 / 6) = 0.01, t(0.975, 1)
+    half = 100 * stats.t.ppf(0.975, 1) * 0.01
+    paired = table.split("### method, id")[1].split("##")[0]
+    row = next(line for line in paired.splitlines() if line.startswith("| method=fgrpo05 |"))
+    assert row.split(" | ")[1:4] == ["method=grpo", "2", "3"]
+    assert row.split(" | ")[4] == f"+0.030 [{0.03 - half / 100:+.3f}, {0.03 + half / 100:+.3f}]"
+    assert "| method=maxrl | method=grpo | 2 | 3 | +0.100 " in paired
+    beside = table.split("## Beside the paper's Table 4")[1].split("## ")[0]
+    assert "| N | metric | GRPO | F-GRPO γ 0.5 | γ 0.5 − GRPO |" in beside  # MaxRL not in it
+    row = next(line for line in beside.splitlines() if line.startswith("| 32 | pass@1 |"))
+    assert f"+3.0 [{3 - half:+.1f}, {3 + half:+.1f}]" in row and "paper's +10.6" in row
+    power = table.split("## How many base models")[1].split("## ")[0]
+    assert "| method=fgrpo05 | method=grpo | 2 | 3 | +3.0 |" in power
+    assert "| method=maxrl | method=grpo | 2 | 3 | +10.0 |" in power

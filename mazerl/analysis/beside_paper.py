@@ -14,17 +14,28 @@ KS = (1, 256)
 POOLS = {"all N >= 32": lambda n: n >= 32, "all N": lambda n: True}
 
 
+def _algo(run) -> str:
+    return run.config.get("algo", {}).get("name", "")
+
+
 def _n_gamma(run) -> tuple[int, float]:
     return int(run.config["train"]["group_size"]), float(run.config["focal"]["gamma"])
 
 
 def table4_markdown(paired: list[dict], set_name: str = "id") -> list[str]:
-    """The section, from the focal-gamma entries of `paired_comparisons` whose runs vary only
-    N and gamma (GRPO underneath); nothing where the sweep has none or no exact values."""
-    entries = [e for e in paired if e["key"] == "focal.gamma"]
+    """The section, from the entries of `paired_comparisons` that compare F-GRPO with GRPO
+    (swept as `focal.gamma`, or as `method` presets): GRPO at gamma 0 against GRPO at a gamma
+    above 0, both read from the runs' configs; nothing where the sweep has none or no exact
+    values."""
     cols = [f"eval/{set_name}/exact_pass@{k}" for k in KS]
-    entries = [e for e in entries if all(c in e["diffs"] for c in cols)]
-    entries = [e for e in entries if e["pairs"][0][1].config.get("algo", {}).get("name") == "grpo"]
+    entries = [
+        e
+        for e in paired
+        if e["key"] in ("focal.gamma", "method")
+        and all(c in e["diffs"] for c in cols)
+        and all(_algo(r) == "grpo" for r in e["pairs"][0])
+        and _n_gamma(e["pairs"][0][0])[1] == 0 < _n_gamma(e["pairs"][0][1])[1]
+    ]
     if not entries:
         return []
     by_cell = {_n_gamma(e["pairs"][0][1]): e for e in entries}

@@ -209,7 +209,7 @@ def method_label(run: Run, keys: list[str], n_key: str | None) -> str:
     rest = [
         f"{k}={run.overrides[k]}"
         for k in keys
-        if k not in (n_key, "seed", "algo", "focal.gamma") and k in run.overrides
+        if k not in (n_key, "cell", "seed", "algo", "focal.gamma", "method") and k in run.overrides
     ]
     return ", ".join([head, *rest] if head else rest) or "all"
 
@@ -537,7 +537,7 @@ def plot_gap(dest: Output, runs: list[Run], cols: list[str]) -> Path | None:
     keys = swept_keys(runs)
     n_key = next((k for k in N_KEYS if k in keys), None)
     s = first_set(cols)
-    entries = [(k, p) for k, p in pairings(runs) if k == "focal.gamma" or k == "algo"]
+    entries = [(k, p) for k, p in pairings(runs) if k in ("focal.gamma", "algo", "method")]
     metrics = trend_metrics([r for _, p in entries for pair in p for r in pair], s)
     if not entries or not metrics:
         return None

@@ -24,7 +24,8 @@ from mazerl.core.provenance import short_code
 
 MAZE_KS = (1, 8, 64, 256)  # sampled pass@k columns (runs without exact values)
 EXACT_KS = (1, 8, 256, 2048)  # exact pass@k columns
-PAIRED_KEYS = {"focal.gamma": "0", "algo": "grpo", "model": "base"}  # key -> reference value
+# key -> reference value (`method`: the decisive study's presets, conf/method/)
+PAIRED_KEYS = {"focal.gamma": "0", "algo": "grpo", "method": "grpo", "model": "base"}
 CATEGORICAL_KEYS = ("q_pos", "m_ret", "rare_mass", "forgotten")
 ROUTE_KEYS = (
     "rare_mass", "common_mass", "forgotten", "expected_distinct@256", "distinct_found",
@@ -178,8 +179,9 @@ def paired_markdown(cols: list[str], paired: list[dict]) -> list[str]:
         "## Paired differences",
         "",
         "Each group minus the group that differs from it only in the compared key (reference: "
-        "gamma = 0, GRPO), runs paired by seed and, where the evaluations saved per-maze values, "
-        "by evaluation maze. 95% t interval from a two-way (seed x maze) decomposition: "
+        "gamma = 0, GRPO, method=grpo, model=base), runs paired by seed and, where the "
+        "evaluations saved per-maze values, by evaluation maze. 95% t interval from a two-way "
+        "(seed x maze) decomposition: "
         "variance = (MS_seed + MS_maze - MS_residual) / (seeds x mazes), the interaction "
         "counted once, Satterthwaite degrees of freedom (seeds - 1 where the seed component "
         "is estimated below zero and set to zero); n/a with one seed.",
