@@ -2,6 +2,7 @@
 config validation from the command line, numeric guards."""
 
 import csv
+import json
 import os
 import signal
 import socket
@@ -344,8 +345,13 @@ def test_resume_refuses_a_checkpoint_of_another_config(train, tmp_path):
     out, _ = train("train.iterations=4", "focal.gamma=1.0", run_dir=run, check=False)
     assert out.returncode == 2
     assert "was written by a different config (differs in focal.gamma)" in out.stderr
+    first = json.loads((run / "eval" / "step_0000002.json").read_text())["id"]["pass@1"]
     out, _ = train("train.iterations=4", run_dir=run)  # more iterations: resumes
     assert "resuming from" in out.stdout and metrics(run)["iterations"] == 4
+    # the progress line shows the last evaluation's pass@1 (step 2's), not the base model's
+    base = metrics(run)["base"]["eval/id/pass@1"]
+    line = next(x for x in out.stdout.splitlines() if "iteration 4/4" in x)
+    assert f"eval pass@1 {first:.3f}" in line and f"{first:.3f}" != f"{base:.3f}"
 
 
 def test_corrupt_latest_checkpoint_and_metrics_json_are_survived(train, tmp_path):

@@ -85,6 +85,13 @@ def evaluate_all(
     return results
 
 
+def last_saved(save_dir: Path, step: int) -> dict[str, dict]:
+    """`{set name: metrics}` of the latest evaluation `evaluate_all` saved in `save_dir` at or
+    before `step` (a resumed run's last), {} where there is none."""
+    saved = [p for p in Path(save_dir).glob("step_*.json") if int(p.stem[5:]) <= step]
+    return json.loads(max(saved, key=lambda p: int(p.stem[5:])).read_text()) if saved else {}
+
+
 def strip_images(results: dict) -> dict:
     return {s: {k: v for k, v in m.items() if k != "images"} for s, m in results.items()}
 

@@ -38,7 +38,14 @@ from mazerl.eval.dashboard import (
 )
 from mazerl.eval.evaluate import excluded_keys
 from mazerl.eval.routes import route_tracking
-from mazerl.eval.runner import BaseEvaluation, cached_sets, evaluate_all, held_out_keys, log_eval
+from mazerl.eval.runner import (
+    BaseEvaluation,
+    cached_sets,
+    evaluate_all,
+    held_out_keys,
+    last_saved,
+    log_eval,
+)
 from mazerl.train.collect import TRAIN_BLOCK, TrainingMazes, collect, rollout_metrics
 from mazerl.train.progress import (
     Progress,
@@ -157,6 +164,9 @@ def _train(cfg: DictConfig, out: Path, job_start: float) -> dict:
     stop, bad_in_row, train_scalars = StopSignal(), 0, {}
     eval_pass1 = base_eval.scalars().get(f"eval/{sets[0].name}/pass@1", float("nan"))
     signal_check = SignalCheck(start, total, f"{sets[0].name} pass@1 {eval_pass1:.3f}")
+    if start:  # resumed: progress shows the last evaluation's pass@1, not the base model's
+        last_eval = last_saved(out / "eval", start).get(sets[0].name, {})
+        eval_pass1 = last_eval.get("pass@1", eval_pass1)
     progress.begin(start, total)
     try:
         for it in range(start, total):
