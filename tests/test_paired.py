@@ -5,6 +5,7 @@ import csv
 import json
 import math
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import yaml
@@ -417,3 +418,61 @@ def test_method_presets_are_paired_with_grpo_and_set_beside_the_paper(tmp_path):
     power = table.split("## How many base models")[1].split("## ")[0]
     assert "| method=fgrpo05 | method=grpo | 2 | 3 | +3.0 |" in power
     assert "| method=maxrl | method=grpo | 2 | 3 | +10.0 |" in power
+
+
+def test_gap_curve_is_not_cut_by_a_seed_just_started(tmp_path, monkeypatch):
+    """gap.png draws the finished pairs to their last evaluation (step 20) when a third seed's
+    runs have only reached step 5; with one finished pair it reads every pair, to step 5."""
+    import mazerl.analysis.figures as figures
+
+    drawn = {}
+
+    def keep(fig, path):
+        if path.name == "gap.png":
+            drawn["x"] = [list(line.get_xdata()) for line in fig.axes[0].lines]
+        plt.close(fig)
+        return path
+
+    monkeypatch.setattr(figures, "save_figure", keep)
+    sweep = tmp_path / "sweep"
+    for gamma, shift in (("0", 0.0), ("0.5", 0.05)):
+        for seed in (0, 1, 2):
+            overrides = [f"focal.gamma={gamma}", f"seed={seed}"]
+            fake_run(sweep, f"g{gamma}_s{seed}", overrides, np.array([0.3, 0.6]) + shift, tb=False)
+    for gamma in ("0", "0.5"):  # seed 2 just started: one evaluation, no metrics.json
+        run = sweep / f"g{gamma}_s2"
+        (run / "metrics.json").unlink()
+        for step in (10, 15, 20):
+            (run / "eval" / f"step_{step:07d}.json").unlink()
+    summarize(sweep)
+    assert [x for x in drawn["x"] if x[0] == 5] == [[5, 10, 15, 20]]
+    (sweep / "g0_s1" / "metrics.json").unlink()  # one finished pair: all pairs, to step 5
+    summarize(sweep)
+    assert [x for x in drawn["x"] if x[0] == 5] == [[5]]
+
+
+def test_a_cell_sweep_splits_figures_by_the_group_size_its_cells_set(tmp_path, monkeypatch):
+    """`cell=n8,n32` (conf/cell/) sets N through the config: the frontier gets a panel per N
+    and a method's runs of two N are never averaged into one path."""
+    import mazerl.analysis.figures as figures
+
+    drawn = {}
+
+    def keep(fig, path):
+        drawn[path.name] = [(ax.get_title(), len(ax.lines)) for ax in fig.axes if ax.axison]
+        plt.close(fig)
+        return path
+
+    monkeypatch.setattr(figures, "save_figure", keep)
+    sweep = tmp_path / "sweep"
+    for cell, n in (("n8", 8), ("n32", 32)):
+        for seed in (0, 1):
+            for gamma in ("0", "0.5"):
+                over = [f"cell={cell}", f"focal.gamma={gamma}", f"seed={seed}"]
+                run = fake_run(sweep, f"{cell}_g{gamma}_s{seed}", over, [0.3, 0.6], tb=False)
+                config = yaml.safe_load((run / ".hydra" / "config.yaml").read_text())
+                config["train"]["group_size"] = n
+                (run / ".hydra" / "config.yaml").write_text(yaml.safe_dump(config))
+    summarize(sweep)
+    # two methods and the base model's star in each panel
+    assert drawn["frontier.png"] == [("N = 8", 3), ("N = 32", 3)]

@@ -209,7 +209,7 @@ def method_label(run: Run, keys: list[str], n_key: str | None) -> str:
     rest = [
         f"{k}={run.overrides[k]}"
         for k in keys
-        if k not in (n_key, "cell", "seed", "algo", "focal.gamma", "method") and k in run.overrides
+        if k not in (n_key, "seed", "algo", "focal.gamma", "method") and k in run.overrides
     ]
     return ", ".join([head, *rest] if head else rest) or "all"
 
@@ -224,10 +224,23 @@ def group_size(run: Run) -> int:
     return int((run.config.get("train") or {}).get("group_size") or 0)
 
 
+def swept_n_key(keys: list[str]) -> str | None:
+    """The swept key that sets the group size N: an N key, or `cell` (a leaderboard cell,
+    conf/cell/, which sets N and the length); None where N is not swept."""
+    return next((k for k in (*N_KEYS, "cell") if k in keys), None)
+
+
+def n_of(run: Run, n_key: str | None) -> int:
+    """The run's N under the swept `n_key` (0: none): its value, or for `cell` its config's."""
+    if n_key is None:
+        return 0
+    return group_size(run) if n_key == "cell" else int(run.overrides.get(n_key, 0))
+
+
 def run_label(run: Run, keys: list[str]) -> str:
     """The method, and the group size N where it is swept."""
-    n_key = next((k for k in N_KEYS if k in keys), None)
-    n = f", N = {run.overrides[n_key]}" if n_key and n_key in run.overrides else ""
+    n_key = swept_n_key(keys)
+    n = f", N = {n_of(run, n_key)}" if n_key and n_key in run.overrides else ""
     return method_label(run, keys, n_key) + n
 
 
@@ -244,7 +257,7 @@ def by_method_and_n(
     """`value(run)` grouped by method, then by group size (0 when N is not swept)."""
     out: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in runs:
-        n = int(r.overrides[n_key]) if n_key and n_key in r.overrides else 0
+        n = n_of(r, n_key) if n_key and n_key in r.overrides else 0
         out[method_label(r, keys, n_key)][n].append(value(r))
     return out
 
@@ -311,7 +324,7 @@ def plot_curves(dest: Output, finished: list[Run], keys: list[str], cols: list[s
     events), eval pass@1 and eval exact pass@K for the largest logged K (2048 in the study
     presets; from eval/*.json) against iteration; one line per method with a seed band (+-
     standard error), the base model dashed."""
-    n_key = next((k for k in N_KEYS if k in keys), None)
+    n_key = swept_n_key(keys)
     s = first_set(cols)
     exact_ks = logged_ks([r.metrics["final"] for r in finished], f"eval/{s}/exact_pass@")
     pass1 = f"eval/{s}/exact_pass@1" if 1 in exact_ks else f"eval/{s}/pass@1"
@@ -325,7 +338,7 @@ def plot_curves(dest: Output, finished: list[Run], keys: list[str], cols: list[s
         return None  # drawn when the events existed: kept (see `lacking_training_data`)
     for r in finished:
         curves[r.path] |= {t: eval_curve(r, t) for _, ts, _ in panels[1:] for t in ts}
-    ns = sorted({int(r.overrides.get(n_key, 0)) if n_key else 0 for r in finished})
+    ns = sorted({n_of(r, n_key) if n_key else 0 for r in finished})
     methods = sorted({method_label(r, keys, n_key) for r in finished}, key=method_order)
     palette = colours(methods)
     fig, axes = plt.subplots(
@@ -338,8 +351,7 @@ def plot_curves(dest: Output, finished: list[Run], keys: list[str], cols: list[s
                 members = [
                     r
                     for r in finished
-                    if method_label(r, keys, n_key) == method
-                    and (not n_key or int(r.overrides.get(n_key, 0)) == n)
+                    if method_label(r, keys, n_key) == method and (not n_key or n_of(r, n_key) == n)
                 ]
                 series = []
                 for r in members:
@@ -349,7 +361,7 @@ def plot_curves(dest: Output, finished: list[Run], keys: list[str], cols: list[s
                 if series:
                     window = max(1, len(series[0]) // 25) if smoothed else 1
                     _band(ax, series, method, palette[method], window)
-            row = [r for r in finished if not n_key or int(r.overrides.get(n_key, 0)) == n]
+            row = [r for r in finished if not n_key or n_of(r, n_key) == n]
             base = base_value(row, options[0]) if j > 0 else None
             if base is not None:
                 ax.axhline(base, color="k", ls="--", lw=0.9, label="base model")
@@ -410,7 +422,7 @@ def plot_maze(dest: Output, runs: list[Run], cols: list[str]) -> list[Path]:
     optional = [plot_curves(dest, finished, keys, cols), plot_behaviour(dest, finished, keys)]
     optional += [plot_gap(dest, runs, cols), plot_frontier(dest, runs, cols)]
     out += [p for p in optional if p]
-    n_key = next((k for k in N_KEYS if k in keys), None)
+    n_key = swept_n_key(keys)
     if n_key is None:
         return out
     fig6 = plot_neglog_vs_n(dest, finished, keys, n_key, cols)
@@ -466,7 +478,7 @@ def plot_routes(dest: Output, runs: list[Run]) -> Path | None:
         ylabel="exact mass of base-rare routes",
         title="rare-route mass over training (smoothed)",
     )
-    n_key = next((k for k in N_KEYS if k in keys), None)
+    n_key = swept_n_key(keys)
     errorbars_vs_n(
         axes[1],
         by_method_and_n(
@@ -496,7 +508,7 @@ def plot_routes(dest: Output, runs: list[Run]) -> Path | None:
 def plot_categorical(dest: Output, runs: list[Run], cols: list[str]) -> list[Path]:
     finished = [r for r in runs if r.metrics is not None]
     keys = swept_keys(runs)
-    n_key = next((k for k in N_KEYS if k in keys), None)
+    n_key = swept_n_key(keys)
     if n_key is None or not cols:
         return []
     fig, axes = plt.subplots(1, len(cols), figsize=(4 * len(cols), 3.5), squeeze=False)
@@ -531,11 +543,13 @@ def trend_metrics(runs: list[Run], set_name: str) -> list[str]:
 def plot_gap(dest: Output, runs: list[Run], cols: list[str]) -> Path | None:
     """`gap.png`: per group size N (rows), each method minus its reference (GRPO, gamma 0)
     in pass@1 and pass@256 (columns, in points) against step: the paired difference over
-    seeds and mazes at every evaluation that all paired runs reached (unfinished runs
-    included), with its 95% band (`paired_difference`); the paper's Table 4 gain at its
-    20,000 steps dashed in the method's colour where the paper has the cell."""
+    seeds and mazes at every evaluation that all paired runs reached (the finished pairs where
+    two or more have finished, so that a seed just started does not cut the curve; else every
+    pair, unfinished runs included), with its 95% band (`paired_difference`); the paper's
+    Table 4 gain at its 20,000 steps dashed in the method's colour where the paper has the
+    cell."""
     keys = swept_keys(runs)
-    n_key = next((k for k in N_KEYS if k in keys), None)
+    n_key = swept_n_key(keys)
     s = first_set(cols)
     entries = [(k, p) for k, p in pairings(runs) if k in ("focal.gamma", "algo", "method")]
     metrics = trend_metrics([r for _, p in entries for pair in p for r in pair], s)
@@ -548,6 +562,8 @@ def plot_gap(dest: Output, runs: list[Run], cols: list[str]) -> Path | None:
         len(ns), 2, figsize=(9.5, 2.8 * len(ns) + 0.9), squeeze=False, sharex=True
     )
     for _, pairs in entries:
+        done = [p for p in pairs if all(r.metrics is not None for r in p)]
+        pairs = done if len(done) >= 2 else pairs
         a, b = pairs[0]
         n = group_size(a)
         method = method_label(b, keys, n_key)
@@ -585,18 +601,19 @@ def plot_gap(dest: Output, runs: list[Run], cols: list[str]) -> Path | None:
 
 def plot_frontier(dest: Output, runs: list[Run], cols: list[str]) -> Path | None:
     """`frontier.png`: pass@1 (sharpness) against pass@256 (coverage) over training, one path
-    per method (mean over seeds at each evaluation all its runs reached; an arrow at the last),
+    per method (mean over seeds at each evaluation all its runs reached, its finished runs
+    where two or more have finished; an arrow at the last),
     one panel per group size N, the base model marked: where each method trades coverage for
     sharpness."""
     keys = swept_keys(runs)
-    n_key = next((k for k in N_KEYS if k in keys), None)
+    n_key = swept_n_key(keys)
     s = first_set(cols)
     with_evals = [r for r in runs if evaluations(r)]
     metrics = trend_metrics(with_evals, s)
     if not with_evals or not metrics:
         return None
     p1, p256 = metrics
-    ns = sorted({int(r.overrides.get(n_key, 0)) if n_key else 0 for r in with_evals})
+    ns = sorted({n_of(r, n_key) if n_key else 0 for r in with_evals})
     methods = sorted({method_label(r, keys, n_key) for r in with_evals}, key=method_order)
     palette = colours(methods)
     ncols = min(3, len(ns))
@@ -605,9 +622,11 @@ def plot_frontier(dest: Output, runs: list[Run], cols: list[str]) -> Path | None
     for ax in axes.flat[len(ns) :]:
         ax.set_axis_off()
     for ax, n in zip(axes.flat, ns, strict=False):
-        here = [r for r in with_evals if not n_key or int(r.overrides.get(n_key, 0)) == n]
+        here = [r for r in with_evals if not n_key or n_of(r, n_key) == n]
         for method in methods:
             members = [r for r in here if method_label(r, keys, n_key) == method]
+            done = [r for r in members if r.metrics is not None]
+            members = done if len(done) >= 2 else members  # a seed just started: left out
             if not members:
                 continue
             steps = sorted(set.intersection(*(set(evaluations(r)) for r in members)))
