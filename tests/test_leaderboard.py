@@ -423,6 +423,7 @@ def test_protocol_runs_still_training_are_read_at_their_latest_common_evaluation
     for name in ("metrics.json", "eval/step_0000015.json", "eval/step_0000020.json"):
         (sweep / "pkpo_N8_g0_s1" / name).unlink()
     table = summarize(sweep)
+    assert table.startswith("9 runs, 8 finished and 1 still training, read at an earlier step;")
     assert (
         "- N = 8: read at step 10, the latest evaluation its 9 started runs share (1 still "
         "training; `--at-step STEP` reads another step)"

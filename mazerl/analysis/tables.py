@@ -284,8 +284,11 @@ def markdown(
     """The code the runs ran at (`code_line`), one table per evaluation set (maze sweeps) or
     one table (categorical sweeps), the paired differences, the `extra` lines (convergence),
     then the runs that are missing or unfinished."""
+    read = [r for r in runs if r.metrics is not None]
+    training = sum(not (r.path / "metrics.json").exists() for r in read)  # read at a step
+    still = f" and {training} still training, read at an earlier step" if training else ""
     lines = [
-        f"{len(runs)} runs, {sum(r.metrics is not None for r in runs)} finished; "
+        f"{len(runs)} runs, {len(read) - training} finished{still}; "
         "mean ± standard error over seeds.",
         "",
     ]
