@@ -411,7 +411,7 @@ def on_protocol(sweep, bank_of=None, grid=None):
     return sweep
 
 
-def test_protocol_runs_still_training_are_read_at_their_latest_common_evaluation(
+def test_protocol_n_is_read_at_its_finished_runs_end_and_earlier_only_on_request(
     tmp_path, monkeypatch
 ):
     import mazerl.analysis.leaderboard as leaderboard
@@ -423,11 +423,24 @@ def test_protocol_runs_still_training_are_read_at_their_latest_common_evaluation
     for name in ("metrics.json", "eval/step_0000015.json", "eval/step_0000020.json"):
         (sweep / "pkpo_N8_g0_s1" / name).unlink()
     table = summarize(sweep)
-    assert table.startswith("9 runs, 8 finished and 1 still training, read at an earlier step;")
+    # the 8 finished runs ended at step 20: N = 8 is read there, PKPO on 2 bank models
+    assert table.startswith("9 runs, 8 finished; ")
     assert (
-        "- N = 8: read at step 10, the latest evaluation its 9 started runs share (1 still "
-        "training; `--at-step STEP` reads another step)"
+        "- N = 8: its 8 finished runs read at their end (step 20), 1 still training not on the "
+        "board yet; `--at-step 10` reads all 9 at the latest evaluation they share"
     ) in table
+    rows = section(table, "### Leaderboard, id")
+    # PKPO ends at GRPO + 0.05 on every bank model and maze
+    assert line(rows, "| 8 | PKPO")[2] == "2" and line(rows, "| 8 | PKPO")[6] == "+5.0 [+5.0, +5.0]"
+    board = [x for x in rows if x.startswith("| 8 |")]
+    assert board == [x for x in section(summarize(sweep, step=20), "### Leaderboard, id")
+                     if x.startswith("| 8 |")]  # fmt: skip
+    # the cell choice names N: the grid's N = 32 runs, none started
+    assert "- N = 32: none of its 9 runs finished (0 started)" in table
+
+    # --at-step 10, as the line says: all 9, the one still training counted apart
+    table = summarize(sweep, step=10)
+    assert "\n9 runs, 8 finished and 1 still training, read at an earlier step;" in table
     rows = section(table, "### Leaderboard, id")
     # PKPO rises 0.01 per step to GRPO + 0.05 at step 20: at step 10, 0.05 - 0.1 on every
     # bank model and maze; MaxRL flat: GRPO + 0.1, 0.2, 0.3 by bank model, as at the end
@@ -435,11 +448,40 @@ def test_protocol_runs_still_training_are_read_at_their_latest_common_evaluation
     half = 100 * T2 * 0.1 / math.sqrt(3)
     assert line(rows, "| 8 | MaxRL")[6] == f"+20.0 [{20 - half:+.1f}, {20 + half:+.1f}]"
     assert table.split("### Leaderboard, id")[0].count("bank models") >= 2  # paired by them
-    # the cell choice names N: the grid's N = 32 runs, none started
-    assert "- N = 32: none of its 9 runs finished (0 started)" in table
-    # --at-step 20: the run still training has not reached it
-    rows = section(summarize(sweep, step=20), "### Leaderboard, id")
-    assert line(rows, "| 8 | PKPO")[2] == "2" and line(rows, "| 8 | PKPO")[6] == "+5.0 [+5.0, +5.0]"
+
+    # before any run of N = 8 finished, it is read at the latest evaluation all started share
+    for run in sweep.iterdir():
+        if run.is_dir():
+            (run / "metrics.json").unlink(missing_ok=True)
+            (run / "eval" / "step_0000020.json").unlink(missing_ok=True)
+    table = summarize(sweep)
+    assert (
+        "- N = 8: read at step 10, the latest evaluation its 9 started runs share (9 still "
+        "training; `--at-step STEP` reads another step)"
+    ) in table
+    assert line(section(table, "### Leaderboard, id"), "| 8 | PKPO")[6] == "-5.0 [-5.0, -5.0]"
+
+
+def test_protocol_runs_of_different_lengths_are_read_at_the_step_they_share(tmp_path, monkeypatch):
+    import mazerl.analysis.leaderboard as leaderboard
+
+    monkeypatch.setattr(leaderboard, "bank_index", lambda: BANK)
+    sweep = on_protocol(board_sweep(tmp_path / "sweep", rise=0.01))
+    # PKPO ran to step 10 only (a reduced length), every other method to step 20
+    for seed in (0, 1, 2):
+        run = sweep / f"pkpo_N8_g0_s{seed}"
+        for step in (15, 20):
+            (run / "eval" / f"step_{step:07d}.json").unlink()
+        metrics = json.loads((run / "metrics.json").read_text())
+        (run / "metrics.json").write_text(json.dumps(metrics | {"iterations": 10}))
+    table = summarize(sweep)
+    assert (
+        "- N = 8: read at step 10, the latest evaluation its 9 started runs share (0 still "
+        "training; `--at-step STEP` reads another step)"
+    ) in table
+    rows = section(table, "### Leaderboard, id")
+    # GRPO and MaxRL are read at step 10 too: PKPO at step 10 is GRPO + 0.05 - 0.1
+    assert line(rows, "| 8 | PKPO")[2] == "3" and line(rows, "| 8 | PKPO")[6] == "-5.0 [-5.0, -5.0]"
 
 
 def test_protocol_runs_pair_by_bank_model_not_seed_and_unplaced_runs_are_named(

@@ -14,8 +14,9 @@ adds it to a sweep that varies `algo` over `MIN_METHODS` or more values.
 Runs of the leaderboard protocol (`experiment=leaderboard` or `decisive`: they choose a `cell/`)
 are paired by bank model instead of seed, from one folder or several (`mazerl-summarize
 MY_SWEEP experiments/runs/decisive --out DIR` puts a new method beside the committed ones):
-`place` finds each run's bank model, reads runs still training at their latest common
-evaluation, and flags pairs whose runs ran on different kinds of CPU.
+`place` finds each run's bank model, reads each N at its finished runs' end (before any has
+finished, or where they ran different lengths, at the latest evaluation its runs share), and
+flags pairs whose runs ran on different kinds of CPU.
 """
 
 import csv
@@ -179,28 +180,42 @@ def _machine_text(machine: tuple) -> str:
     return f"{cpu}, {capability}, {threads} thread{'s' * (threads != 1)}"
 
 
+def _shared_step(runs: list[Run]) -> int | None:
+    """The latest evaluation step every run of `runs` has (None: they share none)."""
+    return max(set.intersection(*(set(evaluations(r)) for r in runs)), default=None)
+
+
 def common_steps(runs: list[Run], units: dict[Path, str]) -> dict[int, int | None]:
-    """`{N: step}` for each N whose placed runs with an evaluation did not all end at one
-    step (some still train, or ran another length): the latest evaluation step they all
-    share (None: they share none)."""
+    """`{N: step}` for each N whose placed runs with an evaluation are read at one earlier
+    step: none has finished yet, or the finished ones ended at different steps (another
+    length); the step is the latest evaluation they all share (None: they share none). An N
+    whose finished runs all ended at one step is read there, its runs still training left
+    unfinished (`place` says so)."""
+    out = {}
+    for n, here in sorted(_started_by_n(runs, units).items()):
+        ends = {max(evaluations(r)) for r in here if r.metrics is not None}
+        if len(ends) != 1:
+            out[n] = _shared_step(here)
+    return out
+
+
+def _started_by_n(runs: list[Run], units: dict[Path, str]) -> dict[int, list[Run]]:
+    """The placed runs with at least one evaluation, by N."""
     by_n: dict[int, list[Run]] = defaultdict(list)
     for r in runs:
         if r.path in units and evaluations(r):
             by_n[group_size(r)].append(r)
-    out = {}
-    for n, here in sorted(by_n.items()):
-        ends = {(r.metrics or {}).get("iterations") for r in here}
-        if len(ends) > 1 or None in ends:
-            out[n] = max(set.intersection(*(set(evaluations(r)) for r in here)), default=None)
-    return out
+    return by_n
 
 
 def place(runs: list[Run], step: int | None = None) -> tuple[list[Run], Placement | None]:
     """The runs as the protocol's board reads them, and their `Placement` (the runs as they
     are and None off the protocol). A run whose base model is not a bank model is left out,
-    with one line. Unless `step` (`--at-step`) set one step for all, the runs of an N that did
-    not all end at one step are read at their latest common evaluation (`at_step`); an N whose
-    runs share none is left out, with one line."""
+    with one line. Unless `step` (`--at-step`) set one step for all, an N is read at its
+    finished runs' end where they all ended at one step (its runs still training stay
+    unfinished, with one line), and otherwise (none finished yet, or they ran different lengths)
+    at the latest evaluation its started runs share (`at_step`); an N whose runs share none is
+    left out, with one line."""
     if not on_protocol(runs):
         return runs, None
     index = bank_index()
@@ -227,6 +242,18 @@ def place(runs: list[Run], step: int | None = None) -> tuple[list[Run], Placemen
         notes.append(
             f"- N = {n}: read at step {s:,}, the latest evaluation its {len(here)} started runs "
             f"share ({training} still training; `--at-step STEP` reads another step)"
+        )
+    for n, here in _started_by_n(runs, units).items():
+        training = [r for r in here if r.metrics is None]
+        if n in steps or not training:
+            continue
+        end = next(max(evaluations(r)) for r in here if r.metrics is not None)
+        shared = _shared_step(here)
+        also = f"; `--at-step {shared}` reads all {len(here)} at the latest evaluation they share"
+        notes.append(
+            f"- N = {n}: its {len(here) - len(training)} finished runs read at their end (step "
+            f"{end:,}), {len(training)} still training not on the board yet"
+            f"{also if shared is not None else ''}"
         )
     steps = {n: s for n, s in steps.items() if s is not None}
     read = []

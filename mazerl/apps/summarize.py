@@ -6,7 +6,8 @@ and the figures into SWEEP_DIR (several folders: into `--out DIR`, runs paired a
 where they match); a sweep of 3 or more methods (`algo`) adds the leaderboard
 (`leaderboard.csv`, `leaderboard.png`), and so do runs of the leaderboard protocol, paired by
 bank model (`mazerl-summarize MY_SWEEP experiments/runs/decisive --out DIR` puts a new method
-among the committed ones; runs still training are read at their latest common evaluation);
+among the committed ones; each N is read at its finished runs' end, or at the latest
+evaluation its started runs share before any has finished or where they ran different lengths);
 paired comparisons add how many base models reach +-5 points (`mazerl.analysis.power`), runs
 from bank models what in a base model decides the gain (`mazerl.analysis.base_models`,
 `base_models.png`). `--at-step STEP` reads every run as it stood at its evaluation at STEP (a
