@@ -377,7 +377,7 @@ def test_non_finite_parameters_are_never_checkpointed_nor_resumed(tmp_path):
 
     net = torch.nn.Linear(2, 2)
     config = {"policy": {"name": "x"}}
-    state = RunState(tmp_path, 3, config, tmp_path, policy_state=net)
+    state = RunState(tmp_path, 3, config, tmp_path, {}, policy_state=net)
     state.iteration = 1
     good = state.save()
     with torch.no_grad():
@@ -392,7 +392,7 @@ def test_non_finite_parameters_are_never_checkpointed_nor_resumed(tmp_path):
     bad["iteration"] = 2
     torch.save(bad, tmp_path / "ckpt_0000002.pt")
     logged = []
-    fresh = RunState(tmp_path, 3, config, tmp_path, policy_state=torch.nn.Linear(2, 2))
+    fresh = RunState(tmp_path, 3, config, tmp_path, {}, policy_state=torch.nn.Linear(2, 2))
     assert fresh.resume("cpu", logged.append) == good and fresh.iteration == 1
     assert logged == [
         f"warning: skipping {tmp_path}/ckpt_0000002.pt: its parameters are not finite"

@@ -42,7 +42,6 @@ def _evaluate(cfg: DictConfig, out: Path) -> dict:
     from mazerl.core.plugins import load_plugins
     from mazerl.eval.evaluate import build_sets
     from mazerl.eval.runner import BaseEvaluation, evaluate_all, log_eval, strip_images
-    from mazerl.train.bank import sha256
     from mazerl.train.sft import load_base
 
     load_plugins()  # a checkpoint's policy may come from a plug-in
@@ -68,13 +67,11 @@ def _evaluate(cfg: DictConfig, out: Path) -> dict:
         maze=with_run.maze, eval=with_run.eval,
     )  # fmt: skip
     base = {}
-    base_dir = state.get("base")
-    if base_dir and (Path(base_dir) / "base.pt").exists():
-        base_path = Path(base_dir) / "base.pt"
-        base_policy, _ = load_base(base_path, state["policy_config"], device)
+    if (weights := base_weights(state, print)) is not None:
+        base_policy, _ = load_base(weights[0], state["policy_config"], device)
         base = BaseEvaluation.load_or_run(
-            Path(base_dir), base_policy, sets, device, print,
-            maze=with_run.maze, eval=with_run.eval, weights=sha256(base_path),
+            Path(state["base"]), base_policy, sets, device, print,
+            maze=with_run.maze, eval=with_run.eval, weights=weights[1],
         ).results  # fmt: skip
     writer = SummaryWriter(str(out / "tb"))
     flat = log_eval(writer, results, base, state.get("iteration", 0), cfg.eval.images)
@@ -92,6 +89,36 @@ def _evaluate(cfg: DictConfig, out: Path) -> dict:
         print(f"{name}: " + "  ".join(f"{k.split('/')[-1]} {flat[k]:.3f}" for k in ks))
     print(f"evaluated in {time.time() - t0:.0f}s -> {out / 'eval.json'}")
     return flat
+
+
+def base_weights(state: dict, warn) -> tuple[Path, str] | None:
+    """The weights file of a training checkpoint's base model and its sha256: the bank file
+    its `base_model` names (by cache key), the `base.path` file it names, else `base.pt` in its
+    base folder (trained and cached here; checkpoints from before `base_model`). None, with a
+    line to `warn` saying why there is no comparison with the base model, where the file is
+    gone or is not the one the run started from (another sha256)."""
+    from mazerl.train.bank import bank_file, sha256
+
+    if "base" not in state:  # a base model's own base.pt
+        return None
+    origin = state.get("base_model") or {}
+    if origin.get("source") == "bank":
+        if (banked := bank_file(origin["key"], "auto")) is None:
+            warn(f"no comparison with the base model: this install's bank has no model with "
+                 f"cache key {origin['key']}")  # fmt: skip
+            return None
+        path = banked[0]
+    else:
+        path = Path(origin.get("path") or Path(state["base"]) / "base.pt")
+    if not path.is_file():
+        warn(f"no comparison with the base model: its weights {path} are gone")
+        return None
+    digest = sha256(path)
+    if origin.get("sha256") not in (None, digest):
+        warn(f"no comparison with the base model: {path} is not the file the run started from "
+             f"(sha256 {digest[:12]}, the run's {origin['sha256'][:12]})")  # fmt: skip
+        return None
+    return path, digest
 
 
 def main() -> None:

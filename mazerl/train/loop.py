@@ -140,6 +140,7 @@ def _train(cfg: DictConfig, out: Path, job_start: float) -> dict:
         t.keep_checkpoints,
         to_container(cfg),
         base_dir,
+        base_origin,
         policy_state=policy,
         optimizer=optimizer,
         scheduler=scheduler,

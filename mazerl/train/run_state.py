@@ -96,11 +96,16 @@ class RunState:
     """The trainable state of a run and its checkpoint folder.
 
     `iteration` is the number of finished iterations, `skipped` the non-finite optimizer steps
-    skipped so far, `elapsed()` the training seconds including those before a resumption."""
+    skipped so far, `elapsed()` the training seconds including those before a resumption.
+    Each checkpoint also names the base model for `mazerl-eval`: `base`, the folder of its
+    stored evaluations, and `base_model`, where its weights came from (`obtain_base`)."""
 
-    def __init__(self, folder: Path, keep: int, config: dict, base_dir: Path, **modules):
+    def __init__(
+        self, folder: Path, keep: int, config: dict, base_dir: Path, base_model: dict, **modules
+    ):
         self.ckpts = checkpoint.CheckpointDir(folder, keep)
-        self.config, self.base_dir, self.modules = config, base_dir, modules
+        self.config, self.modules = config, modules
+        self.base_dir, self.base_model = base_dir, base_model
         self.iteration, self.skipped, self._elapsed0 = 0, 0, 0.0
         self._t0 = time.time()
 
@@ -150,6 +155,7 @@ class RunState:
             elapsed=self.elapsed(),
             config=self.config,
             base=str(self.base_dir),
+            base_model=self.base_model,
             rng={
                 "torch": torch.get_rng_state(),
                 "numpy": np.random.get_state(),

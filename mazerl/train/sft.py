@@ -160,7 +160,7 @@ def obtain_base(
     mazes, key the cache. Returns the base policy, the folder where its evaluations are
     stored, and where the weights came from: `{"source": bank | cache | trained | path, "key",
     "sha256"}` (the cache key and the checkpoint file's sha256: runs that started from the
-    same base model show the same sha256)."""
+    same base model show the same sha256; `base.path` adds `"path"`, the file)."""
     parts = {"maze": to_container(maze), "policy": to_container(policy), "base": to_container(base)}
     spec, pool, excluded = base_spec(maze), [], held_out
     if spec.collection is not None:
@@ -171,8 +171,9 @@ def obtain_base(
             model, _ = load_base(base.path, parts["policy"], device)
         except CheckpointError as e:
             raise CheckpointError(f"base.path: {e}") from None
-        origin = {"source": "path", "key": None, "sha256": sha256(Path(base.path).expanduser())}
-        return model, Path(base.path).expanduser().parent, origin
+        path = Path(base.path).expanduser().resolve()
+        origin = {"source": "path", "key": None, "sha256": sha256(path), "path": str(path)}
+        return model, path.parent, origin
     not_key = ("path", "cache_dir", "bank", "held_out")  # held_out acts through `excluded`
     key_base = {k: v for k, v in parts["base"].items() if k not in not_key}
     # RL-only settings: the base model learns from perfect mazes of the same size
