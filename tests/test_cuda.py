@@ -5,6 +5,8 @@ experiments/gpu_check.sh refuses to run there."""
 import dataclasses
 import os
 import subprocess
+import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -143,7 +145,12 @@ def test_gpu_check_refuses_without_cuda_in_one_line(tmp_path):
         capture_output=True,
         text=True,
         timeout=60,
-        env={**env, "CUDA_VISIBLE_DEVICES": "", "GPU_CHECK_DIR": str(work)},
+        env={
+            **env,
+            "CUDA_VISIBLE_DEVICES": "",
+            "GPU_CHECK_DIR": str(work),
+            "MAZERL_BIN": str(Path(sys.executable).parent),
+        },  # this interpreter, any venv
     )
     assert out.returncode == 2
     assert out.stdout == "" and not work.exists()
