@@ -46,6 +46,11 @@ def test_smoke_sweep_lands_every_job(tmp_path, base_cache, launcher):
         m = json.loads((job / "metrics.json").read_text())
         assert m["iterations"] == 3 and "eval/id/pass@1" in m["final"]
         assert any((job / "tb").iterdir())
+        # parallel jobs share one console: each console line names its job, train.log need not
+        if "joblib" in launcher:  # (Ray's driver adds its own worker prefix)
+            assert f"[{job.name}] iteration 3/3  reward " in out.stdout
+        assert "iteration 3/3" in (job / "train.log").read_text()
+        assert f"[{job.name}]" not in (job / "train.log").read_text()
     table = summarize(sweep)
     assert "4 runs, 4 finished" in table and "Missing" not in table
 

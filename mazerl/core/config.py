@@ -50,13 +50,26 @@ def run_name(overrides: list[str], excluded: list[str]) -> str:
     return name
 
 
+def job_prefix(mode, output_dir: str) -> str:
+    """What a job's console lines start with: in a sweep (`mode` MULTIRUN) its folder's name,
+    `[grpo_N8_g0.5_s0] ` (the jobs of a parallel launcher share one console); else nothing.
+    Escaped for a `%`-style logging format."""
+    if not str(mode).endswith("MULTIRUN"):
+        return ""
+    return f"[{Path(output_dir).name}] ".replace("%", "%%")
+
+
 def register_resolvers() -> None:
-    """`${mazerl_run_name:...}` (new sweeps' job folders) and `${mazerl_dirname:...}` (the
-    study presets' folders, kept so their sweeps find their jobs again)."""
-    if not OmegaConf.has_resolver("mazerl_dirname"):
-        OmegaConf.register_new_resolver("mazerl_dirname", dirname)
-    if not OmegaConf.has_resolver("mazerl_run_name"):
-        OmegaConf.register_new_resolver("mazerl_run_name", run_name)
+    """`${mazerl_run_name:...}` (new sweeps' job folders), `${mazerl_dirname:...}` (the
+    study presets' folders, kept so their sweeps find their jobs again) and
+    `${mazerl_job_prefix:...}` (a sweep job's console lines, `job_prefix`)."""
+    for name, fn in (
+        ("mazerl_dirname", dirname),
+        ("mazerl_run_name", run_name),
+        ("mazerl_job_prefix", job_prefix),
+    ):
+        if not OmegaConf.has_resolver(name):
+            OmegaConf.register_new_resolver(name, fn)
 
 
 def groups(config_name: str, extra: dict[str, list[str]] | None = None) -> str:
