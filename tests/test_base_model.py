@@ -93,19 +93,19 @@ def test_mazerl_eval_compares_a_bank_run_with_its_bank_model(tmp_path):
     ckpt = tmp_path / "run" / "checkpoints" / "ckpt_0000002.pt"
     out = run_app(
         "mazerl.apps.eval", f"checkpoint={ckpt}", "eval.n=4", "eval.images=0", "threads=1",
-        f"hydra.run.dir={tmp_path}/ev", cwd=tmp_path,
+        "eval.sets=[{name: id, num_mazes: 16}]", f"hydra.run.dir={tmp_path}/ev", cwd=tmp_path,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert "no comparison with the base model" not in out.stdout
     scalars = json.loads((tmp_path / "ev" / "eval.json").read_text())["scalars"]
     base = scalars["eval/id/exact_pass@1"] - scalars["eval/id/delta_exact_pass@1_vs_base"]
-    # bank model 0 on the default id set (64 perfect mazes): its mean route probability
-    cfg = bank_config()
+    # bank model 0 on that id set (16 perfect mazes): its mean route probability
+    cfg = bank_config("eval.sets=[{name: id, num_mazes: 16}]")
     (id_set,) = [s for s in cached_sets(cfg.maze, cfg.eval, tmp_path / "sets") if s.name == "id"]
     entry = next(e for e in bank_index().values() if e["seed"] == 0)
     policy, _ = load_base(BANK_DIR / entry["file"], json.loads(json.dumps(dict(cfg.policy))), CPU)
     masses, _ = exact_route_masses(policy, id_set.mazes, 1.0, CPU)
-    assert len(id_set.mazes) == 64 and base == pytest.approx(masses[:, 0].mean(), abs=1e-6)
+    assert len(id_set.mazes) == 16 and base == pytest.approx(masses[:, 0].mean(), abs=1e-6)
 
 
 def test_base_weights_follow_the_checkpoints_origin_and_refuse_a_changed_file(tmp_path):
