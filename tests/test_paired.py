@@ -244,6 +244,29 @@ def test_summary_pairs_gamma_by_seed_and_maze(tmp_path):
     assert by_group["focal.gamma=0"]["paired_focal.gamma/reference"] == ""
 
 
+def test_a_run_that_ended_below_its_base_model_is_listed_and_kept(tmp_path):
+    # fake_run's base model has per-maze p / 2; a collapse: seed 1's gamma 0.5 run ends at
+    # p = 0.01 on every maze against its base model's 0.2 (exact pass@1 1.0% against 20.0%)
+    sweep = tmp_path / "sweep"
+    for seed in (0, 1, 2):
+        fake_run(sweep, f"g0_s{seed}", ["focal.gamma=0", f"seed={seed}"], [0.4] * 4)
+        fake_run(sweep, f"g0.5_s{seed}", ["focal.gamma=0.5", f"seed={seed}"], [0.6] * 4)
+    metrics = json.loads((sweep / "g0.5_s1" / "metrics.json").read_text())
+    metrics["final"]["eval/id/exact_pass@1"] = 0.01
+    metrics["base"]["eval/id/exact_pass@1"] = 0.2
+    (sweep / "g0.5_s1" / "metrics.json").write_text(json.dumps(metrics))
+    table = summarize(sweep)
+    head = "Ended below their own base model (id exact pass@1; kept in every mean and interval"
+    at = table.splitlines().index(next(x for x in table.splitlines() if x.startswith(head)))
+    assert table.splitlines()[at].endswith("above): 1 of 6 runs")
+    assert table.splitlines()[at + 2 :] == ["- g0.5_s1: 1.0% against 20.0%"]
+    # kept: the gamma 0.5 mean over seeds is (0.6 + 0.01 + 0.6) / 3, not 0.6
+    assert f"| focal.gamma=0.5 | 3 | {(0.6 + 0.01 + 0.6) / 3:.3f} ± " in table
+    # no run below its base model: no such section
+    (sweep / "g0.5_s1" / "metrics.json").write_text(json.dumps(metrics | {"base": {}}))
+    assert "Ended below their own base model" not in summarize(sweep)
+
+
 def test_without_per_maze_values_pairs_over_seeds_only(tmp_path):
     sweep = tmp_path / "sweep"
     for seed, (a, b) in enumerate([(0.2, 0.3), (0.4, 0.6), (0.6, 0.6)]):

@@ -269,6 +269,31 @@ def code_line(runs: list[Run]) -> str:
     return f"Code: {text}." if text else ""
 
 
+def below_base_markdown(runs: list[Run], set_name: str = "id") -> list[str]:
+    """The finished runs whose exact pass@1 on `set_name` ended below their own base model's
+    (`metrics.json`'s `final` against its `base`): a run that collapsed during RL, e.g. onto
+    groups that all fail, whose zero advantages then leave it there. Listed, never dropped:
+    each stays in every mean and interval. Empty where none did."""
+    col = f"eval/{set_name}/exact_pass@1"
+    below = [
+        (r.path.name, r.metrics["final"][col], r.metrics["base"][col])
+        for r in runs
+        if r.metrics is not None
+        and col in r.metrics.get("final", {})
+        and col in (r.metrics.get("base") or {})
+        and r.metrics["final"][col] < r.metrics["base"][col]
+    ]
+    if not below:
+        return []
+    lines = [
+        f"Ended below their own base model ({set_name} exact pass@1; kept in every mean and "
+        f"interval above): {len(below)} of {sum(r.metrics is not None for r in runs)} runs",
+        "",
+    ]
+    lines += [f"- {name}: {100 * v:.1f}% against {100 * b:.1f}%" for name, v, b in below]
+    return [*lines, ""]
+
+
 def table_head(columns: list[str]) -> list[str]:
     """A markdown table's header line and rule."""
     return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
@@ -283,7 +308,8 @@ def markdown(
 ) -> str:
     """The code the runs ran at (`code_line`), one table per evaluation set (maze sweeps) or
     one table (categorical sweeps), the paired differences, the `extra` lines (convergence),
-    then the runs that are missing or unfinished."""
+    then the runs that ended below their own base model (`below_base_markdown`) and the runs
+    that are missing or unfinished."""
     read = [r for r in runs if r.metrics is not None]
     training = sum(not (r.path / "metrics.json").exists() for r in read)  # read at a step
     still = f" and {training} still training, read at an earlier step" if training else ""
@@ -318,6 +344,7 @@ def markdown(
             lines.append("")
     lines += paired_markdown(cols, list(paired))
     lines += list(extra)
+    lines += below_base_markdown(runs)
     missing = [r for r in runs if r.metrics is None]
     if missing:
         lines += [f"Missing or unfinished runs ({len(missing)}):"]
