@@ -207,6 +207,10 @@ BAD_CONFIGS = [
     (["device=cuda"], "device=cuda requested but CUDA is not available here"),
     (["maze.layout=/no/such.txt"], "/no/such.txt: no such file, and not a shipped layout"),
     (["base.path=/no/base.pt"], "base.path must be an existing file, got '/no/base.pt'"),
+    (
+        ["train.zero_gradient_step=false", "train.skip_zero_advantage=false"],
+        "train.zero_gradient_step must be true while train.skip_zero_advantage=false, got False",
+    ),
 ]
 
 

@@ -25,10 +25,10 @@ from mazerl.train.update import update
 P, G = 16, 8
 
 
-def _train_cfg(skip: bool, minibatches: int = 1):
+def _train_cfg(skip: bool, minibatches: int = 1, zero_gradient_step: bool = True):
     return SimpleNamespace(
         ppo_epochs=1, minibatches=minibatches, temperature=1.0, grad_clip=1e9,
-        skip_zero_advantage=skip,
+        skip_zero_advantage=skip, zero_gradient_step=zero_gradient_step,
     )  # fmt: skip
 
 
@@ -120,6 +120,46 @@ def test_all_zero_groups_still_step_the_optimizer(batch):
     assert (after[0] - after[1]).abs().max() < 1e-6
     start = torch.cat([p.detach().flatten() for p in policy.parameters()])
     assert (after[1] - start).abs().max() > 1e-3
+
+
+def test_a_zero_gradient_step_moves_by_the_moments_alone_unless_skipped(batch):
+    """After one step with gradient g, AdamW's step on an exactly zero gradient (step 2) moves
+    each weight by -lr * m_hat / (sqrt(v_hat) + eps) with m = 0.9 * 0.1 g, v = 0.999 * 0.001 g^2
+    and the bias corrections 1 - 0.9^2, 1 - 0.999^2: about 0.67 lr against the sign of g,
+    whatever g's size. train.zero_gradient_step=false leaves the weights and moments as
+    they are."""
+    policy, r = batch
+    algo = AlgoConfig()
+    mixed = _rewards(0)
+    lr, eps = 1e-3, 1e-8
+    for step_on_zero in (True, False):
+        net = build_policy(GruConfig(hidden=32, encoder_layers=2))
+        net.load_state_dict(policy.state_dict())
+        opt = torch.optim.AdamW(net.parameters(), lr=lr, eps=eps, weight_decay=0.0)
+        cfg = _train_cfg(True, zero_gradient_step=step_on_zero)
+        r.reward = mixed.flatten()
+        adv = group_advantages(mixed, algo, FocalConfig())[0].flatten()
+        update(net, None, opt, r, adv, algo, cfg, seed=0, it=0)
+        before = [p.detach().clone() for p in net.parameters()]
+        moments = [(opt.state[p]["exp_avg"].clone(), opt.state[p]["exp_avg_sq"].clone())
+                   for p in net.parameters()]  # fmt: skip
+        r.reward = torch.zeros(P * G)
+        adv = group_advantages(torch.zeros(P, G), algo, FocalConfig())[0].flatten()
+        _, skipped = update(net, None, opt, r, adv, algo, cfg, seed=0, it=1)
+        assert skipped == 0
+        for p, b, (m, v) in zip(net.parameters(), before, moments, strict=True):
+            if not step_on_zero:
+                assert torch.equal(p.detach(), b) and torch.equal(opt.state[p]["exp_avg"], m)
+                assert int(opt.state[p]["step"]) == 1
+                continue
+            m_hat, v_hat = 0.9 * m / (1 - 0.9**2), 0.999 * v / (1 - 0.999**2)
+            expected = -lr * m_hat / (v_hat.sqrt() + eps)
+            # float32 weights of size ~1: the difference is exact to about 1e-7 (an ulp)
+            torch.testing.assert_close(p.detach() - b, expected, rtol=1e-4, atol=3e-7)
+            g = m / 0.1  # the first step's gradient, m = (1 - 0.9) g
+            big = g.abs() > 1e-3  # where eps does not matter: 0.9 / 0.19 / sqrt(0.999 / 1.999)
+            moved = (p.detach() - b)[big]
+            torch.testing.assert_close(moved, -lr * 0.6701 * g[big].sign(), rtol=1e-3, atol=3e-7)
 
 
 def test_kl_term_keeps_every_row(batch):

@@ -70,6 +70,13 @@ class TrainConfig:
     skip_zero_advantage: bool = setting(
         True, FLAG, "skip groups whose advantages are all zero in the update"
     )
+    zero_gradient_step: bool = setting(
+        True,
+        FLAG,
+        "run AdamW's step on a minibatch with no non-zero advantage (an exactly zero gradient; "
+        "the moments still move the weights), as TRL and verl do; false: skip it, weights and "
+        "moments unchanged",
+    )
     stop_on_zero_advantage: bool = setting(
         False,
         FLAG,
@@ -80,12 +87,19 @@ class TrainConfig:
 
     @classmethod
     def check_between(cls, node, prefix: str) -> None:
-        """Minibatches split the batch's mazes evenly."""
+        """Minibatches split the batch's mazes evenly; only the skipping update knows that a
+        minibatch has no live row, so only it can skip that minibatch's step."""
         need(
             node.num_prompts % node.minibatches == 0,
             f"{prefix}minibatches",
             f"a divisor of {prefix}num_prompts={node.num_prompts}",
             node.minibatches,
+        )
+        need(
+            node.zero_gradient_step or node.skip_zero_advantage,
+            f"{prefix}zero_gradient_step",
+            f"true while {prefix}skip_zero_advantage=false",
+            node.zero_gradient_step,
         )
 
 

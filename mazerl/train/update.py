@@ -24,9 +24,14 @@ def live_prompts(advantages: torch.Tensor, idx: list, group_size: int) -> list:
     return [p for p, keep in zip(idx, adv.flatten(1).ne(0).any(1).tolist(), strict=True) if keep]
 
 
-def zero_step(policy, optimizer) -> None:
+def zero_step(policy, optimizer, step: bool) -> None:
     """The optimizer step of a minibatch with no live row: every gradient is exactly zero (as
-    the full computation's), and the step still runs (AdamW's moments move the weights)."""
+    the full computation's). With `step` (`train.zero_gradient_step`) the step still runs, as in
+    TRL and verl: AdamW's moments keep moving the weights along the last gradients, with
+    lr * m / sqrt(v) where v has decayed over the steps without gradient. Without it the
+    weights and the moments stay as they are."""
+    if not step:
+        return
     optimizer.zero_grad(set_to_none=True)
     for p in policy.parameters():
         if p.requires_grad:
@@ -65,7 +70,7 @@ def update(
             live = live_prompts(advantages, idx, g) if skip else idx
             metrics = {"update_rows_frac": torch.tensor(len(live) / len(idx))}
             if not live:
-                zero_step(policy, optimizer)
+                zero_step(policy, optimizer, train_cfg.zero_gradient_step)
                 steps += 1
                 metrics |= {"loss": torch.zeros(()), "grad_norm": torch.zeros(())}
             else:
