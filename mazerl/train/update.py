@@ -24,14 +24,11 @@ def live_prompts(advantages: torch.Tensor, idx: list, group_size: int) -> list:
     return [p for p, keep in zip(idx, adv.flatten(1).ne(0).any(1).tolist(), strict=True) if keep]
 
 
-def zero_step(policy, optimizer, step: bool) -> None:
+def zero_step(policy, optimizer) -> None:
     """The optimizer step of a minibatch with no live row: every gradient is exactly zero (as
-    the full computation's). With `step` (`train.zero_gradient_step`) the step still runs, as in
-    TRL and verl: AdamW's moments keep moving the weights along the last gradients, with
-    lr * m / sqrt(v) where v has decayed over the steps without gradient. Without it the
-    weights and the moments stay as they are."""
-    if not step:
-        return
+    the full computation's), and the step still runs, as in TRL and verl: AdamW's moments keep
+    moving the weights along the last gradients, with lr * m / sqrt(v) where v has decayed
+    over the steps without gradient (`train.zero_gradient_step=false` skips the call)."""
     optimizer.zero_grad(set_to_none=True)
     for p in policy.parameters():
         if p.requires_grad:
@@ -61,7 +58,7 @@ def update(
             ref_logp, _ = score(ref_policy, rollouts, train_cfg.temperature)
     sums: dict[str, float] = {}
     counts: dict[str, int] = {}
-    steps = skipped = 0
+    skipped = 0
     masks = rollouts.mask.reshape(-1, g, rollouts.mask.shape[1])  # [P, G, T]
     policy.train()
     for epoch in range(train_cfg.ppo_epochs):
@@ -70,8 +67,8 @@ def update(
             live = live_prompts(advantages, idx, g) if skip else idx
             metrics = {"update_rows_frac": torch.tensor(len(live) / len(idx))}
             if not live:
-                zero_step(policy, optimizer, train_cfg.zero_gradient_step)
-                steps += 1
+                if train_cfg.zero_gradient_step:
+                    zero_step(policy, optimizer)
                 metrics |= {"loss": torch.zeros(()), "grad_norm": torch.zeros(())}
             else:
                 mb = rollouts.select(live)
@@ -97,7 +94,6 @@ def update(
                     skipped += 1
                     continue
                 optimizer.step()
-                steps += 1
                 metrics |= {"loss": loss, "grad_norm": grad_norm, **loss_metrics}
             for k, v in metrics.items():
                 sums[k] = sums.get(k, 0.0) + v.item()
