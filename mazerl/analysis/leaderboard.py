@@ -185,14 +185,14 @@ def _shared_step(runs: list[Run]) -> int | None:
     return max(set.intersection(*(set(evaluations(r)) for r in runs)), default=None)
 
 
-def common_steps(runs: list[Run], units: dict[Path, str]) -> dict[int, int | None]:
-    """`{N: step}` for each N whose placed runs with an evaluation are read at one earlier
-    step: none has finished yet, or the finished ones ended at different steps (another
-    length); the step is the latest evaluation they all share (None: they share none). An N
-    whose finished runs all ended at one step is read there, its runs still training left
-    unfinished (`place` says so)."""
+def common_steps(by_n: dict[int, list[Run]]) -> dict[int, int | None]:
+    """`{N: step}` for each N of `by_n` (the placed runs with an evaluation, by N) that is
+    read at one earlier step: none has finished yet, or the finished ones ended at different
+    steps (another length); the step is the latest evaluation they all share (None: they share
+    none). An N whose finished runs all ended at one step is read there, its runs still
+    training left unfinished (`place` says so)."""
     out = {}
-    for n, here in sorted(_started_by_n(runs, units).items()):
+    for n, here in sorted(by_n.items()):
         ends = {max(evaluations(r)) for r in here if r.metrics is not None}
         if len(ends) != 1:
             out[n] = _shared_step(here)
@@ -226,9 +226,10 @@ def place(runs: list[Run], step: int | None = None) -> tuple[list[Run], Placemen
             notes.append(f"- {r.path}: left out: {why}")
         else:
             units[r.path], machines[r.path] = unit, _machine(_recorded(r))
-    steps = {} if step is not None else common_steps(runs, units)
+    by_n = _started_by_n(runs, units)
+    steps = {} if step is not None else common_steps(by_n)
     for n, s in steps.items():
-        here = [r for r in runs if r.path in units and group_size(r) == n and evaluations(r)]
+        here = by_n[n]
         if s is None:
             last = sorted({max(evaluations(r)) for r in here})
             notes.append(
@@ -243,7 +244,7 @@ def place(runs: list[Run], step: int | None = None) -> tuple[list[Run], Placemen
             f"- N = {n}: read at step {s:,}, the latest evaluation its {len(here)} started runs "
             f"share ({training} still training; `--at-step STEP` reads another step)"
         )
-    for n, here in _started_by_n(runs, units).items():
+    for n, here in by_n.items():
         training = [r for r in here if r.metrics is None]
         if n in steps or not training:
             continue
