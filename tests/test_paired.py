@@ -244,9 +244,11 @@ def test_summary_pairs_gamma_by_seed_and_maze(tmp_path):
     assert by_group["focal.gamma=0"]["paired_focal.gamma/reference"] == ""
 
 
-def test_a_run_that_ended_below_its_base_model_is_listed_and_kept(tmp_path):
-    # fake_run's base model has per-maze p / 2; a collapse: seed 1's gamma 0.5 run ends at
-    # p = 0.01 on every maze against its base model's 0.2 (exact pass@1 1.0% against 20.0%)
+def test_runs_that_fell_are_listed_and_kept(tmp_path):
+    # fake_run's base model has per-maze p / 2 and its evaluations rise to the final one. Seed
+    # 1's gamma 0.5 run collapses: it ends at p = 0.01 on every maze against its base model's
+    # 0.2 (exact pass@1 1.0% against 20.0%). Seed 2's falls at the end: 85.0% at step 15,
+    # 60.0% at step 20 (25 points); seed 0's 79.0% -> 60.0% (19 points) is not a fall.
     sweep = tmp_path / "sweep"
     for seed in (0, 1, 2):
         fake_run(sweep, f"g0_s{seed}", ["focal.gamma=0", f"seed={seed}"], [0.4] * 4)
@@ -255,16 +257,27 @@ def test_a_run_that_ended_below_its_base_model_is_listed_and_kept(tmp_path):
     metrics["final"]["eval/id/exact_pass@1"] = 0.01
     metrics["base"]["eval/id/exact_pass@1"] = 0.2
     (sweep / "g0.5_s1" / "metrics.json").write_text(json.dumps(metrics))
-    table = summarize(sweep)
-    head = "Ended below their own base model (id exact pass@1; kept in every mean and interval"
-    at = table.splitlines().index(next(x for x in table.splitlines() if x.startswith(head)))
-    assert table.splitlines()[at].endswith("above): 1 of 6 runs")
-    assert table.splitlines()[at + 2 :] == ["- g0.5_s1: 1.0% against 20.0%"]
+    for seed, before in ((2, 0.85), (0, 0.79)):
+        step15 = sweep / f"g0.5_s{seed}" / "eval" / "step_0000015.json"
+        evaluation = json.loads(step15.read_text())
+        evaluation["id"]["exact_pass@1"] = before
+        step15.write_text(json.dumps(evaluation))
+    table = summarize(sweep).splitlines()
+    head = "Fell (id exact pass@1 ended below the base model's, or 20 points or more below the"
+    at = table.index(next(x for x in table if x.startswith(head)))
+    assert table[at].endswith("kept in every mean and interval above): 2 of 6 runs")
+    assert table[at + 2 :] == [
+        "- g0.5_s1: 1.0%, below its base model's 20.0%",
+        "- g0.5_s2: 60.0% at step 20, 85.0% at step 15",
+    ]
     # kept: the gamma 0.5 mean over seeds is (0.6 + 0.01 + 0.6) / 3, not 0.6
-    assert f"| focal.gamma=0.5 | 3 | {(0.6 + 0.01 + 0.6) / 3:.3f} ± " in table
-    # no run below its base model: no such section
-    (sweep / "g0.5_s1" / "metrics.json").write_text(json.dumps(metrics | {"base": {}}))
-    assert "Ended below their own base model" not in summarize(sweep)
+    assert f"| focal.gamma=0.5 | 3 | {(0.6 + 0.01 + 0.6) / 3:.3f} ± " in "\n".join(table)
+    # none fell (seed 1 ends at 60.0% again, seed 2's step 15 at 70.0%): no such section
+    metrics["final"]["eval/id/exact_pass@1"] = 0.6
+    (sweep / "g0.5_s1" / "metrics.json").write_text(json.dumps(metrics))
+    step15 = sweep / "g0.5_s2" / "eval" / "step_0000015.json"
+    step15.write_text(step15.read_text().replace('"exact_pass@1": 0.85', '"exact_pass@1": 0.7'))
+    assert "Fell (" not in summarize(sweep)
 
 
 def test_without_per_maze_values_pairs_over_seeds_only(tmp_path):

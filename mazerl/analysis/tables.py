@@ -27,6 +27,7 @@ EXACT_KS = (1, 8, 256, 2048)  # exact pass@k columns
 # key -> reference value (`method`: the decisive study's presets, conf/method/)
 PAIRED_KEYS = {"focal.gamma": "0", "algo": "grpo", "method": "grpo", "model": "base"}
 CATEGORICAL_KEYS = ("q_pos", "m_ret", "rare_mass", "forgotten")
+FELL_POINTS = 0.20  # a last evaluation this far below the one before: the run fell
 ROUTE_KEYS = (
     "rare_mass", "common_mass", "forgotten", "expected_distinct@256", "distinct_found",
 )  # fmt: skip
@@ -269,29 +270,41 @@ def code_line(runs: list[Run]) -> str:
     return f"Code: {text}." if text else ""
 
 
-def below_base_markdown(runs: list[Run], set_name: str = "id") -> list[str]:
-    """The finished runs whose exact pass@1 on `set_name` ended below their own base model's
-    (`metrics.json`'s `final` against its `base`): a run that collapsed during RL, e.g. onto
-    groups that all fail, whose zero advantages then leave it there. Listed, never dropped:
-    each stays in every mean and interval. Empty where none did."""
+def fell_markdown(runs: list[Run], set_name: str = "id") -> list[str]:
+    """The finished runs that fell, by exact pass@1 on `set_name`: those that ended below their
+    own base model's (`metrics.json`'s `final` against its `base`) and those whose last
+    evaluation is `FELL_POINTS` or more below the one before it (`eval/step_*.json`), one line
+    each. Listed, never dropped: each stays in every mean and interval. Empty where none fell."""
     col = f"eval/{set_name}/exact_pass@1"
-    below = [
-        (r.path.name, r.metrics["final"][col], r.metrics["base"][col])
-        for r in runs
-        if r.metrics is not None
-        and col in r.metrics.get("final", {})
-        and col in (r.metrics.get("base") or {})
-        and r.metrics["final"][col] < r.metrics["base"][col]
-    ]
-    if not below:
+    fell = []
+    for r in runs:
+        final = (r.metrics or {}).get("final", {}).get(col)
+        if final is None:
+            continue
+        base = (r.metrics.get("base") or {}).get(col)
+        steps = sorted(evaluations(r))
+        before = evaluations(r)[steps[-2]].get(set_name, {}) if len(steps) > 1 else {}
+        previous = before.get("exact_pass@1")
+        if base is not None and final < base:
+            fell.append(
+                f"- {r.path.name}: {100 * final:.1f}%, below its base model's {100 * base:.1f}%"
+            )
+        elif previous is not None and final <= previous - FELL_POINTS:
+            fell.append(
+                f"- {r.path.name}: {100 * final:.1f}% at step {steps[-1]:,}, "
+                f"{100 * previous:.1f}% at step {steps[-2]:,}"
+            )
+    if not fell:
         return []
-    lines = [
-        f"Ended below their own base model ({set_name} exact pass@1; kept in every mean and "
-        f"interval above): {len(below)} of {sum(r.metrics is not None for r in runs)} runs",
+    finished = sum(r.metrics is not None for r in runs)
+    return [
+        f"Fell ({set_name} exact pass@1 ended below the base model's, or "
+        f"{100 * FELL_POINTS:.0f} points or more below the evaluation before; kept in every "
+        f"mean and interval above): {len(fell)} of {finished} runs",
+        "",
+        *fell,
         "",
     ]
-    lines += [f"- {name}: {100 * v:.1f}% against {100 * b:.1f}%" for name, v, b in below]
-    return [*lines, ""]
 
 
 def table_head(columns: list[str]) -> list[str]:
@@ -308,7 +321,7 @@ def markdown(
 ) -> str:
     """The code the runs ran at (`code_line`), one table per evaluation set (maze sweeps) or
     one table (categorical sweeps), the paired differences, the `extra` lines (convergence),
-    then the runs that ended below their own base model (`below_base_markdown`) and the runs
+    then the runs that fell (`fell_markdown`) and the runs
     that are missing or unfinished."""
     read = [r for r in runs if r.metrics is not None]
     training = sum(not (r.path / "metrics.json").exists() for r in read)  # read at a step
@@ -344,7 +357,7 @@ def markdown(
             lines.append("")
     lines += paired_markdown(cols, list(paired))
     lines += list(extra)
-    lines += below_base_markdown(runs)
+    lines += fell_markdown(runs)
     missing = [r for r in runs if r.metrics is None]
     if missing:
         lines += [f"Missing or unfinished runs ({len(missing)}):"]

@@ -10,10 +10,10 @@ among the committed ones; each N is read at its finished runs' end, or at the la
 evaluation its started runs share before any has finished or where they ran different lengths);
 paired comparisons add how many base models reach +-5 points (`mazerl.analysis.power`), runs
 from bank models what in a base model decides the gain (`mazerl.analysis.base_models`,
-`base_models.png`); runs that ended below their own base model are listed (kept in every
-mean). `--at-step STEP` reads every run as it stood at its evaluation at STEP (a
-longer run counts as ended there). The markdown is also printed. The work is
-`mazerl.analysis`, which a notebook can import directly.
+`base_models.png`); runs that fell (ended below their own base model, or 20 points below
+their evaluation before the last) are listed (kept in every mean). `--at-step STEP` reads
+every run as it stood at its evaluation at STEP (a longer run counts as ended there). The
+markdown is also printed. The work is `mazerl.analysis`, which a notebook can import directly.
 """
 
 from pathlib import Path
