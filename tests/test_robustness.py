@@ -469,8 +469,9 @@ def test_a_job_waiting_for_the_base_evaluation_says_so_once_with_the_lock_path(t
 
 
 def test_checkpoints_written_before_the_new_settings_still_resume(tmp_path):
-    """A study's checkpoint from before `train.stop_on_zero_advantage` existed and while
-    `checkpoint` was a training key resumes under today's config (a re-launch finds it)."""
+    """A study's checkpoint from before `train.stop_on_zero_advantage` and
+    `train.zero_gradient_step` existed and while `checkpoint` was a training key resumes under
+    today's config (a re-launch finds it); a new setting only at its old behaviour."""
     from hydra import compose, initialize_config_dir
 
     from mazerl.core.config import to_container
@@ -482,12 +483,16 @@ def test_checkpoints_written_before_the_new_settings_still_resume(tmp_path):
         now = to_container(compose("config", overrides=["experiment=maze_group_sweep"]))
     saved = {**now, "checkpoint": None, "train": dict(now["train"]), "algo": dict(now["algo"])}
     del saved["train"]["stop_on_zero_advantage"]
+    del saved["train"]["zero_gradient_step"]  # the decisive study's checkpoints (05a85bb)
     for key in ("advantage_kwargs", "reward_transform", "reward_transform_kwargs", "entropy_coef"):
         del saved["algo"][key]  # the objective's parts came later (issue 28)
     check_same_run(saved, now, tmp_path / "ckpt.pt")
     entropy = {**now, "algo": {**now["algo"], "entropy_coef": 0.01}}
     with pytest.raises(CheckpointError, match=r"differs in algo\.entropy_coef"):
         check_same_run(saved, entropy, tmp_path / "ckpt.pt")  # only at the old behaviour
+    skipping = {**now, "train": {**now["train"], "zero_gradient_step": False}}
+    with pytest.raises(CheckpointError, match=r"differs in train\.zero_gradient_step"):
+        check_same_run(saved, skipping, tmp_path / "ckpt.pt")
     saved["train"]["group_size"] = 16  # a real difference is still refused
     with pytest.raises(CheckpointError, match=r"differs in train\.group_size"):
         check_same_run(saved, now, tmp_path / "ckpt.pt")

@@ -36,6 +36,7 @@ RESUMABLE = {
 # settings added after studies were checkpointed, with the value that reproduces the runs
 # written before them: a checkpoint without one resumes when the setting has that value
 ADDED = {
+    "train": {"zero_gradient_step": True},
     "algo": {
         "advantage_kwargs": {},
         "reward_transform": None,
