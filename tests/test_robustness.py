@@ -496,3 +496,48 @@ def test_checkpoints_written_before_the_new_settings_still_resume(tmp_path):
     saved["train"]["group_size"] = 16  # a real difference is still refused
     with pytest.raises(CheckpointError, match=r"differs in train\.group_size"):
         check_same_run(saved, now, tmp_path / "ckpt.pt")
+
+
+def test_a_fork_continues_another_runs_state_under_changed_settings(train, tmp_path):
+    """`train.fork`: a fork with the same settings ends bit-identical to the run it forks
+    (weights, optimizer moments, schedule, random state all carried); one with a setting
+    changed trains differently from the fork on, keeps the history before it and records the
+    setting; a checkpoint of another base model, or at the run's end, is refused in one line."""
+    args = ["train.iterations=8", "train.checkpoint_every=4", "train.eval_every=2"]
+    _, whole = train(*args, "train.keep_checkpoints=3", run_dir=tmp_path / "whole")
+    ckpt = whole / "checkpoints" / "ckpt_0000004.pt"
+
+    out, same = train(*args, f"train.fork={ckpt}", run_dir=tmp_path / "same")
+    assert (
+        f"forking from {ckpt} at iteration 4 (its history copied); settings that differ: none"
+        in out.stdout
+    )
+    assert metrics(same)["final"] == metrics(whole)["final"]
+    a, b = final_params(whole), final_params(same)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert metrics(same)["forked"] == {"checkpoint": str(ckpt), "iteration": 4, "differs": []}
+    assert metrics(whole)["forked"] is None
+    assert [int(r["step"]) for r in train_rows(same)] == [int(r["step"]) for r in train_rows(whole)]
+    assert sorted(p.name for p in (same / "eval").glob("step_*.json")) == [
+        f"step_{s:07d}.json" for s in (2, 4, 6, 8)
+    ]
+
+    out, changed = train(*args, f"train.fork={ckpt}", "train.lr=0.003", run_dir=tmp_path / "lr")
+    assert "settings that differ: train.lr" in out.stdout
+    assert metrics(changed)["forked"]["differs"] == ["train.lr"]
+    early, late = (
+        json.loads((run / "eval" / "step_0000004.json").read_text()) for run in (whole, changed)
+    )
+    assert early == late  # the history up to the fork is the forked run's
+    lrs = {int(r["step"]): float(r["train/lr"]) for r in train_rows(changed)}
+    assert lrs[4] == pytest.approx(3e-4) and lrs[8] == pytest.approx(3e-3)  # this run's lr
+    c = final_params(changed)
+    assert not all(torch.equal(a[k], c[k]) for k in a)  # from the fork on, trained otherwise
+
+    out, _ = train(*args, f"train.fork={ckpt}", "base.seed=1", run_dir=tmp_path / "b", check=False)
+    assert out.returncode == 2 and "started from another base model" in out.stderr
+    assert "Traceback" not in out.stderr
+    out, _ = train("train.iterations=4", f"train.fork={ckpt}", run_dir=tmp_path / "e", check=False)
+    assert out.returncode == 2 and "is at iteration 4, not before the run's end (4)" in out.stderr
+    out, _ = train(*args, f"train.fork={tmp_path / 'none.pt'}", run_dir=tmp_path / "n", check=False)
+    assert out.returncode == 2 and "train.fork: no checkpoint file at" in out.stderr

@@ -66,6 +66,12 @@ class TrainConfig:
     resume: bool = setting(
         True, FLAG, "continue from the run dir's last checkpoint if there is one"
     )
+    fork: str | None = setting(
+        None,
+        optional(TEXT),
+        "a checkpoint (.pt) of another run to start from where the run dir has none: its "
+        "weights, optimizer, schedule, counters and random state, under this run's settings",
+    )
     max_bad_steps: int = setting(5, COUNT, "stop after this many non-finite steps in a row")
     skip_zero_advantage: bool = setting(
         True, FLAG, "skip groups whose advantages are all zero in the update"

@@ -7,7 +7,8 @@ Outputs (in the run dir `out`): `tb/` TensorBoard events, `checkpoints/`, `eval/
 `train.csv` (training scalars every `log_every` iterations), `metrics.json` (written last: its
 presence marks a finished run; `code`: the version and git commit of the code, `code_identity`,
 as the job that finished the run found it at its start; `base_model`: the base weights' source,
-cache key and sha256), and `.run.lock` while a job trains it
+cache key and sha256; `forked`: the checkpoint a `train.fork` run started from, its iteration
+and the settings that differ, else null), and `.run.lock` while a job trains it
 (one job per run dir).
 """
 
@@ -56,7 +57,7 @@ from mazerl.train.progress import (
     logger,
     progress_mode,
 )
-from mazerl.train.run_state import RunState, finite, read_metrics
+from mazerl.train.run_state import RunState, copy_history, finite, read_metrics
 from mazerl.train.scalar_log import FILE as SCALARS_FILE
 from mazerl.train.scalar_log import ScalarLog
 from mazerl.train.schedule import iterations_for, lr_factor
@@ -148,6 +149,20 @@ def _train(cfg: DictConfig, out: Path, job_start: float) -> dict:
     resumed = state.resume(device, progress.warn) if t.resume else None
     if resumed is not None:
         progress.log(f"resuming from {resumed} at iteration {state.iteration}")
+    elif t.fork is not None:  # a counterfactual: another run's state, these settings
+        fork = Path(t.fork).expanduser().resolve()
+        forked = state.fork(fork, device)
+        if state.iteration >= total:
+            raise UserError(
+                f"train.fork: {fork} is at iteration {state.iteration}, not before "
+                f"the run's end ({total})"
+            )
+        history = "its history copied" if copy_history(fork, out, state.iteration) else "no history"
+        differs = ", ".join(forked["differs"]) or "none"
+        progress.log(
+            f"forking from {fork} at iteration {state.iteration} ({history}); "
+            f"settings that differ: {differs}"
+        )
     start = state.iteration
 
     # events after the checkpoint (a crash before the next one) are purged and logged again
@@ -292,6 +307,7 @@ def _train(cfg: DictConfig, out: Path, job_start: float) -> dict:
         **cpu,
         "code": code,
         "base_model": base_origin,
+        "forked": state.forked,
         "hparams": hparams,
     }
     write_json_atomic(metrics, out / "metrics.json")

@@ -3,6 +3,7 @@ and random states, saved as `checkpoints/ckpt_<iteration>.pt` in the run dir."""
 
 import json
 import random
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +13,7 @@ import torch
 
 from mazerl.core import checkpoint
 from mazerl.core.errors import CheckpointError
+from mazerl.train.scalar_log import FILE as SCALARS_FILE
 
 # settings that may change between a run and its resumption
 RESUMABLE = {
@@ -24,6 +26,7 @@ RESUMABLE = {
         "log_every",
         "max_bad_steps",
         "stop_on_zero_advantage",  # also absent from checkpoints older than the setting
+        "fork",  # read only where the run dir has no checkpoint of its own
     },
     "eval": None,
     "logger": None,
@@ -70,8 +73,10 @@ def finite(state: dict) -> bool:
     return all(bool(torch.isfinite(v).all()) for v in floats)
 
 
-def check_same_run(saved: dict, current: dict, path: Path) -> None:
-    """Refuse to resume a checkpoint written by a different configuration."""
+def differences(saved: dict, current: dict) -> list[str]:
+    """The settings (dotted names) in which two run configs differ, leaving out those a run
+    may change when it resumes (`RESUMABLE`) and reading a setting a saved config predates at
+    the value it had then (`ADDED`)."""
     diff = []
     for key in sorted(set(saved) | set(current)):
         if key in RESUMABLE and RESUMABLE[key] is None:
@@ -86,11 +91,33 @@ def check_same_run(saved: dict, current: dict, path: Path) -> None:
             ]
         elif a != b:
             diff.append(key)
-    if diff:
+    return diff
+
+
+def check_same_run(saved: dict, current: dict, path: Path) -> None:
+    """Refuse to resume a checkpoint written by a different configuration."""
+    if diff := differences(saved, current):
         raise CheckpointError(
             f"{path} was written by a different config (differs in {', '.join(diff)}); "
             "use another run dir or train.resume=false"
         )
+
+
+def copy_history(checkpoint_path: Path, out: Path, iteration: int) -> bool:
+    """Give a forked run the history of the run it forks, up to the fork: the evaluations
+    (`eval/step_*.json`) at or before `iteration` and `train.csv` (its rows after `iteration`
+    are dropped when the scalar log opens). Only where the checkpoint sits in a run dir's
+    `checkpoints/`; returns whether it did. TensorBoard events are not copied."""
+    source = checkpoint_path.parent.parent
+    if checkpoint_path.parent.name != "checkpoints" or not (source / "eval").is_dir():
+        return False
+    (out / "eval").mkdir(parents=True, exist_ok=True)
+    for path in (source / "eval").glob("step_*.json"):
+        if int(path.stem[5:]) <= iteration:
+            shutil.copy2(path, out / "eval" / path.name)
+    if (source / SCALARS_FILE).is_file():
+        shutil.copy2(source / SCALARS_FILE, out / SCALARS_FILE)
+    return True
 
 
 class RunState:
@@ -109,6 +136,7 @@ class RunState:
         self.base_dir, self.base_model = base_dir, base_model
         self.iteration, self.skipped, self._elapsed0 = 0, 0, 0.0
         self._t0 = time.time()
+        self.forked: dict | None = None  # set by fork(), kept across resumptions
 
     def elapsed(self) -> float:
         return self._elapsed0 + time.time() - self._t0
@@ -129,17 +157,63 @@ class RunState:
         else:
             return None
         check_same_run(state["config"], self.config, latest)
+        self._load(state, latest)
+        self.forked = state.get("forked")
+        return latest
+
+    def fork(self, path: Path, device) -> dict:
+        """Start from another run's checkpoint `path` (`train.fork`): its weights, optimizer
+        moments, schedule, counters and random state, under this run's settings, which may
+        differ from the checkpoint's (a counterfactual: the same state, one setting changed).
+        The optimizer's moments are the checkpoint's, its lr, betas and weight decay this run's.
+        The base model must be the same. Returns what `metrics.json` records as `forked`:
+        the checkpoint, its iteration and the settings that differ (`differences`: those a
+        resumption may change, such as the length, are not listed)."""
+        if not path.is_file():
+            raise CheckpointError(f"train.fork: no checkpoint file at {path}")
+        state = checkpoint.load(path, map_location=device)
+        if not finite(state.get("policy_state", {})):
+            raise CheckpointError(f"train.fork: {path}: its parameters are not finite")
+        their_base, our_base = state["base_model"]["sha256"], self.base_model["sha256"]
+        if their_base != our_base:
+            raise CheckpointError(
+                f"train.fork: {path} started from another base model (sha256 "
+                f"{their_base[:12]}, this run's is {our_base[:12]}): set base.* as in the "
+                "forked run"
+            )
+        optimizer, scheduler = self.modules["optimizer"], self.modules["scheduler"]
+        ours = [{k: v for k, v in g.items() if k != "params"} for g in optimizer.param_groups]
+        self._load(state, path)
+        # the moments and step counts are the checkpoint's; lr, betas, weight decay this run's,
+        # the lr at the checkpoint's place in this run's schedule
+        for group, settings in zip(optimizer.param_groups, ours, strict=True):
+            group.update(settings)
+        scheduler.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        lrs = [
+            b * f(scheduler.last_epoch)
+            for b, f in zip(scheduler.base_lrs, scheduler.lr_lambdas, strict=True)
+        ]
+        for group, lr in zip(optimizer.param_groups, lrs, strict=True):
+            group["lr"] = lr
+        self.forked = {
+            "checkpoint": str(path),
+            "iteration": self.iteration,
+            "differs": differences(state["config"], self.config),
+        }
+        return self.forked
+
+    def _load(self, state: dict, path: Path) -> None:
+        """Put a loaded checkpoint's modules, counters and random states in place."""
         for name, module in self.modules.items():
             try:
                 module.load_state_dict(state[name])
             except (RuntimeError, ValueError, KeyError) as e:
-                raise CheckpointError(f"checkpoint {latest} does not match {name}: {e}") from None
+                raise CheckpointError(f"checkpoint {path} does not match {name}: {e}") from None
         self.iteration, self.skipped = state["iteration"], state["skipped"]
         self._elapsed0, self._t0 = state["elapsed"], time.time()
         torch.set_rng_state(state["rng"]["torch"])
         np.random.set_state(state["rng"]["numpy"])
         random.setstate(state["rng"]["python"])
-        return latest
 
     def save(self) -> Path:
         """Write `ckpt_<iteration>.pt`; refuses (`CheckpointError`) non-finite parameters, so
@@ -157,6 +231,7 @@ class RunState:
             config=self.config,
             base=str(self.base_dir),
             base_model=self.base_model,
+            forked=self.forked,
             rng={
                 "torch": torch.get_rng_state(),
                 "numpy": np.random.get_state(),
