@@ -501,15 +501,16 @@ def test_checkpoints_written_before_the_new_settings_still_resume(tmp_path):
 def test_a_fork_continues_another_runs_state_under_changed_settings(train, tmp_path):
     """`train.fork`: a fork with the same settings ends bit-identical to the run it forks
     (weights, optimizer moments, schedule, random state all carried); one with a setting
-    changed trains differently from the fork on, keeps the history before it and records the
-    setting; a checkpoint of another base model, or at the run's end, is refused in one line."""
+    changed trains differently from the fork on, keeps the evaluations before it and records
+    the setting; a checkpoint at the run's end, a missing file and a run dir with checkpoints
+    of its own are refused in one line."""
     args = ["train.iterations=8", "train.checkpoint_every=4", "train.eval_every=2"]
     _, whole = train(*args, "train.keep_checkpoints=3", run_dir=tmp_path / "whole")
     ckpt = whole / "checkpoints" / "ckpt_0000004.pt"
 
     out, same = train(*args, f"train.fork={ckpt}", run_dir=tmp_path / "same")
     assert (
-        f"forking from {ckpt} at iteration 4 (its history copied); settings that differ: none"
+        f"forking from {ckpt} at iteration 4 (its evaluations copied); settings that differ: none"
         in out.stdout
     )
     assert metrics(same)["final"] == metrics(whole)["final"]
@@ -517,7 +518,8 @@ def test_a_fork_continues_another_runs_state_under_changed_settings(train, tmp_p
     assert all(torch.equal(a[k], b[k]) for k in a)
     assert metrics(same)["forked"] == {"checkpoint": str(ckpt), "iteration": 4, "differs": []}
     assert metrics(whole)["forked"] is None
-    assert [int(r["step"]) for r in train_rows(same)] == [int(r["step"]) for r in train_rows(whole)]
+    after = [untimed(r) for r in train_rows(whole) if int(r["step"]) > 4]
+    assert [untimed(r) for r in train_rows(same)] == after  # train.csv starts at the fork
     assert sorted(p.name for p in (same / "eval").glob("step_*.json")) == [
         f"step_{s:07d}.json" for s in (2, 4, 6, 8)
     ]
@@ -528,19 +530,76 @@ def test_a_fork_continues_another_runs_state_under_changed_settings(train, tmp_p
     early, late = (
         json.loads((run / "eval" / "step_0000004.json").read_text()) for run in (whole, changed)
     )
-    assert early == late  # the history up to the fork is the forked run's
-    lrs = {int(r["step"]): float(r["train/lr"]) for r in train_rows(changed)}
-    assert lrs[4] == pytest.approx(3e-4) and lrs[8] == pytest.approx(3e-3)  # this run's lr
+    assert early == late  # the evaluations up to the fork are the forked run's
+    assert float(train_rows(changed)[-1]["train/lr"]) == pytest.approx(3e-3)  # this run's lr
     c = final_params(changed)
     assert not all(torch.equal(a[k], c[k]) for k in a)  # from the fork on, trained otherwise
 
-    from mazerl.core.errors import CheckpointError
-    from mazerl.train.run_state import RunState
-
-    other_base = RunState(tmp_path / "o", 1, {}, tmp_path, {"sha256": "0" * 64})
-    with pytest.raises(CheckpointError, match=r"started from another base model \(sha256 "):
-        other_base.fork(ckpt, torch.device("cpu"))
+    (changed / "metrics.json").unlink()  # its own checkpoints: another fork is refused
+    later = whole / "checkpoints" / "ckpt_0000008.pt"
+    out, _ = train(*args, f"train.fork={later}", "train.lr=0.003", run_dir=changed, check=False)
+    assert out.returncode == 2 and "has checkpoints of its own" in out.stderr
     out, _ = train("train.iterations=4", f"train.fork={ckpt}", run_dir=tmp_path / "e", check=False)
     assert out.returncode == 2 and "is at iteration 4, not before the run's end (4)" in out.stderr
     out, _ = train(*args, f"train.fork={tmp_path / 'none.pt'}", run_dir=tmp_path / "n", check=False)
     assert out.returncode == 2 and "train.fork: no checkpoint file at" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def _tiny_run(folder: Path, lr: float, betas, weight_decay: float, sha256: str = "a" * 64):
+    """A RunState over a 3 -> 2 linear layer with AdamW and a warm-up + cosine schedule of 10
+    iterations, as the training loop builds them."""
+    from mazerl.train.run_state import RunState
+    from mazerl.train.schedule import lr_factor
+
+    model = torch.nn.Linear(3, 2)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=betas, weight_decay=weight_decay)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda it: lr_factor(it, 10, 2, "cosine"))
+    config = {"policy": {}, "train": {"lr": lr, "betas": list(betas), "wd": weight_decay}}
+    state = RunState(
+        folder, 2, config, folder, {"sha256": sha256},
+        policy_state=model, optimizer=opt, scheduler=sched,
+    )  # fmt: skip
+    return state, model, opt, sched
+
+
+def test_a_fork_takes_the_checkpoints_moments_and_this_runs_lr_betas_and_decay(tmp_path):
+    """The moments, step counts and weights are the checkpoint's; lr (at the checkpoint's
+    place in this run's schedule), betas and weight decay this run's; a file that is not a
+    training checkpoint or started from another base model is refused."""
+    from mazerl.core.errors import CheckpointError
+    from mazerl.train.schedule import lr_factor
+
+    torch.manual_seed(0)
+    source, model, opt, sched = _tiny_run(tmp_path / "a", 1e-3, (0.9, 0.999), 0.0)
+    for _ in range(4):
+        opt.zero_grad()
+        model(torch.randn(5, 3)).square().sum().backward()
+        opt.step()
+        sched.step()
+    source.iteration = 4
+    ckpt = source.save()
+
+    fork, model2, opt2, sched2 = _tiny_run(tmp_path / "b", 5e-3, (0.5, 0.9), 0.1)
+    forked = fork.fork(ckpt, torch.device("cpu"))
+    assert forked == {"checkpoint": str(ckpt), "iteration": 4, "differs": [
+        "train.betas", "train.lr", "train.wd"]}  # fmt: skip
+    group = opt2.param_groups[0]
+    assert group["lr"] == pytest.approx(5e-3 * lr_factor(4, 10, 2, "cosine"))
+    assert group["lr"] != pytest.approx(5e-3 * lr_factor(0, 10, 2, "cosine"))
+    assert group["betas"] == (0.5, 0.9) and group["weight_decay"] == 0.1
+    for p, q in zip(model.parameters(), model2.parameters(), strict=True):
+        assert torch.equal(p, q)
+        mine, theirs = opt2.state[q], opt.state[p]
+        assert torch.equal(mine["exp_avg"], theirs["exp_avg"]) and float(mine["step"]) == 4
+        assert torch.equal(mine["exp_avg_sq"], theirs["exp_avg_sq"])
+    sched2.step()
+    assert sched2.get_last_lr()[0] == pytest.approx(5e-3 * lr_factor(5, 10, 2, "cosine"))
+
+    other, *_ = _tiny_run(tmp_path / "c", 1e-3, (0.9, 0.999), 0.0, sha256="0" * 64)
+    with pytest.raises(CheckpointError, match=r"started from another base model \(sha256 "):
+        other.fork(ckpt, torch.device("cpu"))
+    base_like = tmp_path / "base.pt"
+    torch.save({"policy_state": model.state_dict(), "config": {}}, base_like)
+    with pytest.raises(CheckpointError, match="is not a mazerl-train checkpoint"):
+        other.fork(base_like, torch.device("cpu"))

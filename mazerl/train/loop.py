@@ -146,18 +146,26 @@ def _train(cfg: DictConfig, out: Path, job_start: float) -> dict:
         optimizer=optimizer,
         scheduler=scheduler,
     )
+    fork = Path(t.fork).expanduser().resolve() if t.fork is not None else None
     resumed = state.resume(device, progress.warn) if t.resume else None
     if resumed is not None:
+        if fork is not None and (state.forked or {}).get("checkpoint") != str(fork):
+            raise UserError(
+                f"train.fork: {out} has checkpoints of its own ({resumed}) that did not start "
+                f"from {fork}; fork into another run dir"
+            )
         progress.log(f"resuming from {resumed} at iteration {state.iteration}")
-    elif t.fork is not None:  # a counterfactual: another run's state, these settings
-        fork = Path(t.fork).expanduser().resolve()
+    elif fork is not None:  # a counterfactual: another run's state, these settings
+        if fork.parent.parent == out.resolve():
+            raise UserError(f"train.fork: {fork} is this run dir's own; fork into another")
         forked = state.fork(fork, device)
         if state.iteration >= total:
             raise UserError(
                 f"train.fork: {fork} is at iteration {state.iteration}, not before "
                 f"the run's end ({total})"
             )
-        history = "its history copied" if copy_history(fork, out, state.iteration) else "no history"
+        copied = copy_history(fork, out, state.iteration)
+        history = "its evaluations copied" if copied else "no evaluations to copy"
         differs = ", ".join(forked["differs"]) or "none"
         progress.log(
             f"forking from {fork} at iteration {state.iteration} ({history}); "
@@ -169,7 +177,7 @@ def _train(cfg: DictConfig, out: Path, job_start: float) -> dict:
     writer = SummaryWriter(
         str(out / "tb"), purge_step=start + 1 if start else None, flush_secs=cfg.logger.flush_secs
     )
-    if start == 0:
+    if resumed is None:  # new events: from scratch, or a fork's first launch
         writer.add_text("config", f"```yaml\n{OmegaConf.to_yaml(cfg, resolve=True)}\n```")
         writer.add_custom_scalars(
             train_layout(names, cfg.eval.n, cfg.eval.exact_ks, cfg.maze.routes > 1)

@@ -13,7 +13,6 @@ import torch
 
 from mazerl.core import checkpoint
 from mazerl.core.errors import CheckpointError
-from mazerl.train.scalar_log import FILE as SCALARS_FILE
 
 # settings that may change between a run and its resumption
 RESUMABLE = {
@@ -35,6 +34,17 @@ RESUMABLE = {
     "base": {"cache_dir"},
 }
 
+# settings a fork's record leaves out: how it is run and logged, not what it trains
+FORK_IGNORED = {
+    "train": {"fork", "resume", "checkpoint_every", "keep_checkpoints", "log_every"},
+    "logger": None,
+    "threads": None,
+    "device": None,
+    "base": {"cache_dir"},
+}
+# what a training checkpoint (`RunState.save`) holds
+CHECKPOINT_KEYS = {"policy_state", "optimizer", "scheduler", "iteration", "skipped", "elapsed"}
+CHECKPOINT_KEYS |= {"config", "base_model", "rng"}
 
 # settings added after studies were checkpointed, with the value that reproduces the runs
 # written before them: a checkpoint without one resumes when the setting has that value
@@ -73,17 +83,17 @@ def finite(state: dict) -> bool:
     return all(bool(torch.isfinite(v).all()) for v in floats)
 
 
-def differences(saved: dict, current: dict) -> list[str]:
-    """The settings (dotted names) in which two run configs differ, leaving out those a run
-    may change when it resumes (`RESUMABLE`) and reading a setting a saved config predates at
-    the value it had then (`ADDED`)."""
+def differences(saved: dict, current: dict, ignore: dict = RESUMABLE) -> list[str]:
+    """The settings (dotted names) in which two run configs differ, leaving out those of
+    `ignore` (`{section: keys, or None for all}`; by default the ones a resumption may change)
+    and reading a setting a saved config predates at the value it had then (`ADDED`)."""
     diff = []
     for key in sorted(set(saved) | set(current)):
-        if key in RESUMABLE and RESUMABLE[key] is None:
+        if key in ignore and ignore[key] is None:
             continue
         a, b = saved.get(key), current.get(key)
         if isinstance(a, dict) and isinstance(b, dict):
-            skip, added = RESUMABLE.get(key, set()), ADDED.get(key, {})
+            skip, added = ignore.get(key, set()), ADDED.get(key, {})
             diff += [
                 f"{key}.{k}"
                 for k in sorted(set(a) | set(b))
@@ -103,20 +113,27 @@ def check_same_run(saved: dict, current: dict, path: Path) -> None:
         )
 
 
+def eval_step(path: Path) -> int:
+    """The step of an evaluation file: `eval/step_0001000.json` -> 1000."""
+    return int(path.stem[5:])
+
+
 def copy_history(checkpoint_path: Path, out: Path, iteration: int) -> bool:
-    """Give a forked run the history of the run it forks, up to the fork: the evaluations
-    (`eval/step_*.json`) at or before `iteration` and `train.csv` (its rows after `iteration`
-    are dropped when the scalar log opens). Only where the checkpoint sits in a run dir's
-    `checkpoints/`; returns whether it did. TensorBoard events are not copied."""
-    source = checkpoint_path.parent.parent
-    if checkpoint_path.parent.name != "checkpoints" or not (source / "eval").is_dir():
+    """Give a forked run the evaluations of the run it forks up to the fork
+    (`eval/step_*.json` at or before `iteration`), where the checkpoint sits in a run dir's
+    `checkpoints/`, and remove any of its own after `iteration` (an earlier try's); returns
+    whether there were any to copy. `train.csv` and TensorBoard events start at the fork (a
+    changed setting may log other scalars)."""
+    for stale in (out / "eval").glob("step_*.json"):
+        if eval_step(stale) > iteration:
+            stale.unlink()
+    source = checkpoint_path.parent.parent / "eval"
+    if checkpoint_path.parent.name != "checkpoints" or not source.is_dir():
         return False
     (out / "eval").mkdir(parents=True, exist_ok=True)
-    for path in (source / "eval").glob("step_*.json"):
-        if int(path.stem[5:]) <= iteration:
+    for path in source.glob("step_*.json"):
+        if eval_step(path) <= iteration:
             shutil.copy2(path, out / "eval" / path.name)
-    if (source / SCALARS_FILE).is_file():
-        shutil.copy2(source / SCALARS_FILE, out / SCALARS_FILE)
     return True
 
 
@@ -167,12 +184,17 @@ class RunState:
         differ from the checkpoint's (a counterfactual: the same state, one setting changed).
         The optimizer's moments are the checkpoint's, its lr, betas and weight decay this run's.
         The base model must be the same. Returns what `metrics.json` records as `forked`:
-        the checkpoint, its iteration and the settings that differ (`differences`: those a
-        resumption may change, such as the length, are not listed)."""
+        the checkpoint, its iteration and the settings that differ (how it is run and logged
+        aside: `FORK_IGNORED`)."""
         if not path.is_file():
             raise CheckpointError(f"train.fork: no checkpoint file at {path}")
         state = checkpoint.load(path, map_location=device)
-        if not finite(state.get("policy_state", {})):
+        if not isinstance(state, dict) or not set(state) >= CHECKPOINT_KEYS:
+            raise CheckpointError(
+                f"train.fork: {path} is not a mazerl-train checkpoint (a run dir's "
+                "checkpoints/ckpt_*.pt)"
+            )
+        if not finite(state["policy_state"]):
             raise CheckpointError(f"train.fork: {path}: its parameters are not finite")
         their_base, our_base = state["base_model"]["sha256"], self.base_model["sha256"]
         if their_base != our_base:
@@ -198,7 +220,7 @@ class RunState:
         self.forked = {
             "checkpoint": str(path),
             "iteration": self.iteration,
-            "differs": differences(state["config"], self.config),
+            "differs": differences(state["config"], self.config, FORK_IGNORED),
         }
         return self.forked
 
