@@ -85,11 +85,16 @@ def evaluate_all(
     return results
 
 
+def eval_step(path: Path) -> int:
+    """The step of a saved evaluation: `eval/step_0001000.json` -> 1000."""
+    return int(path.stem[5:])
+
+
 def last_saved(save_dir: Path, step: int) -> dict[str, dict]:
     """`{set name: metrics}` of the latest evaluation `evaluate_all` saved in `save_dir` at or
     before `step` (a resumed run's last), {} where there is none."""
-    saved = [p for p in Path(save_dir).glob("step_*.json") if int(p.stem[5:]) <= step]
-    return json.loads(max(saved, key=lambda p: int(p.stem[5:])).read_text()) if saved else {}
+    saved = [p for p in Path(save_dir).glob("step_*.json") if eval_step(p) <= step]
+    return json.loads(max(saved, key=eval_step).read_text()) if saved else {}
 
 
 def strip_images(results: dict) -> dict:

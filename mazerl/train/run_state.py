@@ -13,6 +13,7 @@ import torch
 
 from mazerl.core import checkpoint
 from mazerl.core.errors import CheckpointError
+from mazerl.eval.runner import eval_step
 
 # settings that may change between a run and its resumption
 RESUMABLE = {
@@ -43,8 +44,10 @@ FORK_IGNORED = {
     "base": {"cache_dir"},
 }
 # what a training checkpoint (`RunState.save`) holds
-CHECKPOINT_KEYS = {"policy_state", "optimizer", "scheduler", "iteration", "skipped", "elapsed"}
-CHECKPOINT_KEYS |= {"config", "base_model", "rng"}
+CHECKPOINT_KEYS = {
+    "policy_state", "optimizer", "scheduler", "iteration", "skipped", "elapsed", "config",
+    "base_model", "rng",
+}  # fmt: skip
 
 # settings added after studies were checkpointed, with the value that reproduces the runs
 # written before them: a checkpoint without one resumes when the setting has that value
@@ -111,11 +114,6 @@ def check_same_run(saved: dict, current: dict, path: Path) -> None:
             f"{path} was written by a different config (differs in {', '.join(diff)}); "
             "use another run dir or train.resume=false"
         )
-
-
-def eval_step(path: Path) -> int:
-    """The step of an evaluation file: `eval/step_0001000.json` -> 1000."""
-    return int(path.stem[5:])
 
 
 def copy_history(checkpoint_path: Path, out: Path, iteration: int) -> bool:
