@@ -280,6 +280,26 @@ def test_runs_that_fell_are_listed_and_kept(tmp_path):
     assert "Fell (" not in summarize(sweep)
 
 
+def test_forked_runs_are_listed_with_what_differs(tmp_path):
+    sweep = tmp_path / "sweep"
+    for seed in (0, 1):
+        fake_run(sweep, f"g0_s{seed}", ["focal.gamma=0", f"seed={seed}"], [0.4] * 3)
+        fake_run(sweep, f"g0.5_s{seed}", ["focal.gamma=0.5", f"seed={seed}"], [0.6] * 3)
+    assert "Forked (" not in summarize(sweep)  # no metrics.json names a fork
+    path = sweep / "g0.5_s1" / "metrics.json"
+    metrics = json.loads(path.read_text())
+    metrics["forked"] = {"checkpoint": "/r/checkpoints/ckpt_0019500.pt", "iteration": 19500,
+                         "differs": ["train.zero_gradient_step"]}  # fmt: skip
+    path.write_text(json.dumps(metrics))
+    table = summarize(sweep).splitlines()
+    at = table.index(next(x for x in table if x.startswith("Forked (")))
+    assert table[at].endswith("kept in every mean and interval above): 1 of 4 runs")
+    assert table[at + 2] == (
+        "- g0.5_s1: from /r/checkpoints/ckpt_0019500.pt at iteration 19,500; settings that "
+        "differ: train.zero_gradient_step"
+    )
+
+
 def test_without_per_maze_values_pairs_over_seeds_only(tmp_path):
     sweep = tmp_path / "sweep"
     for seed, (a, b) in enumerate([(0.2, 0.3), (0.4, 0.6), (0.6, 0.6)]):

@@ -307,6 +307,28 @@ def fell_markdown(runs: list[Run], set_name: str = "id") -> list[str]:
     ]
 
 
+def forked_markdown(runs: list[Run]) -> list[str]:
+    """The finished runs that started from another run's checkpoint (`train.fork`; their
+    `metrics.json`'s `forked`), one line each with the checkpoint, its iteration and the
+    settings that differ. Kept in every mean and interval. Empty where none was forked."""
+    forked = [(r.path.name, r.metrics.get("forked")) for r in runs if r.metrics is not None]
+    lines = [
+        f"- {name}: from {f['checkpoint']} at iteration {f['iteration']:,}; settings that "
+        f"differ: {', '.join(f['differs']) or 'none'}"
+        for name, f in forked
+        if f
+    ]
+    if not lines:
+        return []
+    return [
+        f"Forked (started from another run's checkpoint, `train.fork`; kept in every mean and "
+        f"interval above): {len(lines)} of {len(forked)} runs",
+        "",
+        *lines,
+        "",
+    ]
+
+
 def table_head(columns: list[str]) -> list[str]:
     """A markdown table's header line and rule."""
     return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
@@ -321,8 +343,8 @@ def markdown(
 ) -> str:
     """The code the runs ran at (`code_line`), one table per evaluation set (maze sweeps) or
     one table (categorical sweeps), the paired differences, the `extra` lines (convergence),
-    then the runs that fell (`fell_markdown`) and the runs
-    that are missing or unfinished."""
+    then the runs that fell (`fell_markdown`), the forked ones (`forked_markdown`) and the
+    runs that are missing or unfinished."""
     read = [r for r in runs if r.metrics is not None]
     training = sum(not (r.path / "metrics.json").exists() for r in read)  # read at a step
     still = f" and {training} still training, read at an earlier step" if training else ""
@@ -358,6 +380,7 @@ def markdown(
     lines += paired_markdown(cols, list(paired))
     lines += list(extra)
     lines += fell_markdown(runs)
+    lines += forked_markdown(runs)
     missing = [r for r in runs if r.metrics is None]
     if missing:
         lines += [f"Missing or unfinished runs ({len(missing)}):"]

@@ -11,7 +11,8 @@ evaluation its started runs share before any has finished or where they ran diff
 paired comparisons add how many base models reach +-5 points (`mazerl.analysis.power`), runs
 from bank models what in a base model decides the gain (`mazerl.analysis.base_models`,
 `base_models.png`); runs that fell (ended below their own base model, or 20 points below
-their evaluation before the last) are listed (kept in every mean). `--at-step STEP` reads
+their evaluation before the last) and runs forked from another run's checkpoint
+(`train.fork`) are listed (kept in every mean). `--at-step STEP` reads
 every run as it stood at its evaluation at STEP (a longer run counts as ended there). The
 markdown is also printed. The work is `mazerl.analysis`, which a notebook can import directly.
 """
