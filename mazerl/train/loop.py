@@ -57,7 +57,7 @@ from mazerl.train.progress import (
     logger,
     progress_mode,
 )
-from mazerl.train.run_state import RunState, copy_history, finite, read_metrics
+from mazerl.train.run_state import RunState, finite, read_metrics, start_fork
 from mazerl.train.scalar_log import FILE as SCALARS_FILE
 from mazerl.train.scalar_log import ScalarLog
 from mazerl.train.schedule import iterations_for, lr_factor
@@ -156,21 +156,7 @@ def _train(cfg: DictConfig, out: Path, job_start: float) -> dict:
             )
         progress.log(f"resuming from {resumed} at iteration {state.iteration}")
     elif fork is not None:  # a counterfactual: another run's state, these settings
-        if fork.parent.parent == out.resolve():
-            raise UserError(f"train.fork: {fork} is this run dir's own; fork into another")
-        forked = state.fork(fork, device)
-        if state.iteration >= total:
-            raise UserError(
-                f"train.fork: {fork} is at iteration {state.iteration}, not before "
-                f"the run's end ({total})"
-            )
-        copied = copy_history(fork, out, state.iteration)
-        history = "its evaluations copied" if copied else "no evaluations to copy"
-        differs = ", ".join(forked["differs"]) or "none"
-        progress.log(
-            f"forking from {fork} at iteration {state.iteration} ({history}); "
-            f"settings that differ: {differs}"
-        )
+        progress.log(start_fork(state, fork, out, total, device))
     start = state.iteration
 
     # events after the checkpoint (a crash before the next one) are purged and logged again

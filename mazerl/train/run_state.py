@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from mazerl.core import checkpoint
-from mazerl.core.errors import CheckpointError
+from mazerl.core.errors import CheckpointError, UserError
 from mazerl.eval.runner import eval_step
 
 # settings that may change between a run and its resumption
@@ -259,3 +259,23 @@ class RunState:
             },
         )
         return self.ckpts.save(state, self.iteration)
+
+
+def start_fork(state: RunState, fork: Path, out: Path, total: int, device) -> str:
+    """Start the run in `out` (of `total` iterations) from the checkpoint `fork`
+    (`RunState.fork`) and give it the source's evaluations up to there (`copy_history`);
+    returns the log line. Refuses the run dir's own checkpoint and one at or past the end."""
+    if fork.parent.parent == out.resolve():
+        raise UserError(f"train.fork: {fork} is this run dir's own; fork into another")
+    forked = state.fork(fork, device)
+    if state.iteration >= total:
+        raise UserError(
+            f"train.fork: {fork} is at iteration {state.iteration}, not before the run's end "
+            f"({total})"
+        )
+    copied = copy_history(fork, out, state.iteration)
+    history = "its evaluations copied" if copied else "no evaluations to copy"
+    return (
+        f"forking from {fork} at iteration {state.iteration} ({history}); "
+        f"settings that differ: {', '.join(forked['differs']) or 'none'}"
+    )
