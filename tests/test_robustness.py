@@ -599,6 +599,17 @@ def test_a_fork_takes_the_checkpoints_moments_and_this_runs_lr_betas_and_decay(t
         other.fork(ckpt, torch.device("cpu"))
     with pytest.raises(CheckpointError, match=r"train\.fork: no checkpoint file at"):
         other.fork(tmp_path / "none.pt", torch.device("cpu"))
+    broken = torch.load(ckpt, weights_only=False)
+    broken["policy_state"]["weight"][0, 0] = float("nan")
+    torch.save(broken, tmp_path / "nan.pt")
+    with pytest.raises(CheckpointError, match="its parameters are not finite"):
+        fork.fork(tmp_path / "nan.pt", torch.device("cpu"))
+    from mazerl.core.errors import UserError
+    from mazerl.train.run_state import start_fork
+
+    own = tmp_path / "run" / "checkpoints" / "ckpt_0000004.pt"
+    with pytest.raises(UserError, match="is this run dir's own; fork into another"):
+        start_fork(fork, own, tmp_path / "run", 10, torch.device("cpu"))
     base_like = tmp_path / "base.pt"
     torch.save({"policy_state": model.state_dict(), "config": {}}, base_like)
     with pytest.raises(CheckpointError, match="is not a mazerl-train checkpoint"):
