@@ -1,10 +1,12 @@
-"""Plug-ins: a policy and a maze generator from files outside mazerl, declared through the
-`mazerl.plugins` entry point of an installed distribution, train from the command line (no
-edit of mazerl's own files, no YAML for the policy); a broken plug-in is one line naming it."""
+"""Plug-ins: a policy, a maze generator and an advantage estimator from files outside mazerl,
+declared through the `mazerl.plugins` entry point of an installed distribution, train from the
+command line (no edit of mazerl's own files, no YAML for the policy or the method: `policy=NAME`,
+`algo=NAME`); a broken plug-in is one line naming it."""
 
 import textwrap
 from pathlib import Path
 
+import yaml
 from conftest import ROOT, metrics, run_app
 
 from mazerl.core import checkpoint
@@ -75,6 +77,23 @@ def binary_tree(height, width, rng):
 '''
 
 
+ESTIMATOR = '''
+"""A toy method: the sign of the group-centred reward, logging the group sizes it is called on."""
+import os
+
+import torch
+
+from mazerl.algos.advantages import estimator
+
+
+@estimator("toy_sign")
+def toy_sign(rewards):
+    with open(os.environ["TOY_ESTIMATOR_LOG"], "a") as log:
+        log.write(f"{rewards.shape[0]}x{rewards.shape[1]}\\n")
+    return torch.sign(rewards - rewards.mean(dim=1, keepdim=True))
+'''
+
+
 def install(tmp: Path, modules: dict[str, str], entry_points: dict[str, str]) -> dict:
     """Write `modules` (name -> source) and a distribution declaring `entry_points` (name ->
     module) in the group `mazerl.plugins` into `tmp`; returns the environment that finds them."""
@@ -87,7 +106,11 @@ def install(tmp: Path, modules: dict[str, str], entry_points: dict[str, str]) ->
     )
     lines = [f"{name} = {module}" for name, module in entry_points.items()]
     (info / "entry_points.txt").write_text("[mazerl.plugins]\n" + "\n".join(lines) + "\n")
-    return {"PYTHONPATH": f"{tmp}:{ROOT}", "TOY_GENERATOR_LOG": str(tmp / "generator.log")}
+    return {
+        "PYTHONPATH": f"{tmp}:{ROOT}",
+        "TOY_GENERATOR_LOG": str(tmp / "generator.log"),
+        "TOY_ESTIMATOR_LOG": str(tmp / "estimator.log"),
+    }
 
 
 TINY = [
@@ -146,6 +169,47 @@ def test_a_plugin_policy_and_generator_train_two_iterations(tmp_path):
     assert "policy: gru, toy_mlp, transformer, transformer_paper" in page.splitlines()
     rows = [line.split() for line in page.splitlines()]
     assert ["policy.width=8", "the", "toy", "policy's", "width"] in rows
+
+
+def test_a_plugin_estimator_is_the_option_algo_name(tmp_path):
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    env = install(plugins, {"toy_estimator": ESTIMATOR}, {"toy_estimator": "toy_estimator"})
+    run = tmp_path / "run"
+    out = run_app(
+        "mazerl.apps.train",
+        *TINY,
+        "algo=toy_sign",
+        f"hydra.run.dir={run}",
+        f"base.cache_dir={tmp_path / 'cache'}",
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert metrics(run)["hparams"]["algo"] == "toy_sign"
+    # named and estimated by the plug-in, every other setting of the method GRPO's
+    algo = yaml.safe_load((run / ".hydra" / "config.yaml").read_text())["algo"]
+    grpo = yaml.safe_load((ROOT / "mazerl" / "conf" / "algo" / "grpo.yaml").read_text())
+    assert (algo.pop("name"), algo.pop("advantage")) == ("toy_sign", "toy_sign")
+    assert algo == {k: v for k, v in grpo.items() if k not in ("defaults", "name", "advantage")}
+    # called on each iteration's 4 mazes x 2 rollouts, and on the config's check (1 x 2)
+    calls = (plugins / "estimator.log").read_text().split()
+    assert sorted(calls) == ["1x2", "4x2", "4x2"]
+    # --help lists the method among the algo options and shows its settings
+    page = run_app("mazerl.apps.train", "--help", "algo=toy_sign", cwd=tmp_path, env=env).stdout
+    options = next(line for line in page.splitlines() if line.startswith("algo: "))
+    assert "toy_sign" in options.removeprefix("algo: ").split(", ")
+    assert "grpo" in options.removeprefix("algo: ").split(", ")
+    rows = [line.split()[0] for line in page.splitlines() if line.startswith("  algo.")]
+    assert "algo.advantage=toy_sign" in rows and "algo.name=toy_sign" in rows
+
+
+def test_every_builtin_estimator_has_its_yaml():
+    import mazerl.algos as algos
+
+    assert algos.ADVANTAGES.names()  # the parts are loaded
+    assert algos.plugin_methods() == []
 
 
 def test_a_broken_plugin_is_one_line_naming_its_entry_point(tmp_path):

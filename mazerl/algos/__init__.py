@@ -13,7 +13,7 @@ then the name's module.
 
 import importlib
 
-from mazerl.algos.config import AlgoConfig, FocalConfig
+from mazerl.algos.config import AlgoConfig, FocalConfig, plugin_method, plugin_methods
 
 # the modules that register parts (estimators, transforms, losses)
 PARTS = (
@@ -55,4 +55,4 @@ def __getattr__(name: str):
     return getattr(importlib.import_module(f"{__name__}.{LAZY[name]}"), name)
 
 
-__all__ = ["AlgoConfig", "FocalConfig", *LAZY]
+__all__ = ["AlgoConfig", "FocalConfig", "plugin_method", "plugin_methods", *LAZY]

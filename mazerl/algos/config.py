@@ -6,8 +6,10 @@ part's name is checked against are looked up when a value is checked (`registere
 """
 
 import importlib
+import sys
 from dataclasses import dataclass
 
+from mazerl.core.config import CONF_DIR
 from mazerl.core.registry import Registry
 from mazerl.core.settings import (
     FLAG,
@@ -94,3 +96,22 @@ class FocalConfig:
     correct_reward: float | None = setting(
         1.0, optional(number()), "mu_hat counts rewards >= this (null: the group's maximum)"
     )
+
+
+def plugin_methods() -> list[str]:
+    """The advantage estimators registered without a `conf/algo/NAME.yaml` (a plug-in's): each
+    is the option `algo=NAME` (`plugin_method`). The registry is read only where something
+    loaded it already (a plug-in that registers an estimator imports it), so `--help` loads no
+    torch."""
+    module = sys.modules.get("mazerl.algos.advantages")
+    if module is None:
+        return []
+    return sorted(
+        n for n in module.ADVANTAGES.names() if not (CONF_DIR / "algo" / f"{n}.yaml").is_file()
+    )
+
+
+def plugin_method(name: str) -> AlgoConfig:
+    """The option `algo=NAME` of a plug-in estimator: GRPO's settings (the clipped loss, no KL,
+    token-mean aggregation) with `name` and `advantage` NAME."""
+    return AlgoConfig(name=name, advantage=name)

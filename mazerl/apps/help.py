@@ -11,6 +11,7 @@ from dataclasses import MISSING, fields
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
+from mazerl.algos.config import plugin_method, plugin_methods
 from mazerl.apps.schema import APP_SCHEMAS
 from mazerl.core.config import CONF_DIR, groups
 from mazerl.core.errors import ConfigError
@@ -39,8 +40,11 @@ def defaults(config_name: str, argv: list[str]) -> dict:
         if group.startswith("override ") or option is None or group == "experiment":
             continue
         path = CONF_DIR / group / f"{option}.yaml"
-        if group == "policy" and option in policy_names() and not path.is_file():  # a plug-in's
+        if not path.is_file() and group == "policy" and option in policy_names():  # a plug-in's
             values[group] = OmegaConf.to_container(OmegaConf.structured(policy_config(option)))
+            continue
+        if not path.is_file() and group == "algo" and option in plugin_methods():  # a plug-in's
+            values[group] = OmegaConf.to_container(OmegaConf.structured(plugin_method(option)))
             continue
         if not path.is_file():
             options = ", ".join(sorted(p.stem for p in path.parent.glob("*.yaml")))
@@ -110,7 +114,7 @@ def help_page(about: str, config_name: str, argv: list[str]) -> str:
             about.strip(),
             "",
             "== Config groups: pick one option each (group=option) ==",
-            groups(config_name, {"policy": policy_names()}),
+            groups(config_name, {"policy": policy_names(), "algo": plugin_methods()}),
             "",
             "== Settings: key=default, override with key=value ==",
             *listed,

@@ -20,7 +20,7 @@ from typing import Any
 from omegaconf import MISSING, DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, ValidationError
 
-from mazerl.algos import AlgoConfig, FocalConfig
+from mazerl.algos import AlgoConfig, FocalConfig, plugin_method, plugin_methods
 from mazerl.categorical.config import CategoricalConfig
 from mazerl.core.config import CONF_DIR, register_resolvers
 from mazerl.core.device import device_setting, seed_setting, threads_setting
@@ -110,7 +110,9 @@ def register_configs() -> None:
     (so no schema shows among a group's options): the apps', each section's and each
     registered policy's (`schema/policy/NAME`, from its `config_class`). A policy without a
     `conf/policy/NAME.yaml` (a plug-in's) is also registered as the option `policy=NAME`
-    with its config class's defaults. Also the resolvers the configs use."""
+    with its config class's defaults, and an advantage estimator without a
+    `conf/algo/NAME.yaml` as the option `algo=NAME` (`plugin_method`). Also the resolvers the
+    configs use."""
     from hydra.core.config_store import ConfigStore
 
     from mazerl.policy import POLICIES  # loads the policies (torch): not for `--help`
@@ -132,6 +134,8 @@ def register_configs() -> None:
         schemas[f"policy/{name}"] = config_class
         if not (CONF_DIR / "policy" / f"{name}.yaml").is_file():
             cs.store(group="policy", name=name, node=config_class)
+    for name in plugin_methods():
+        cs.store(group="algo", name=name, node=plugin_method(name))
     for path, node in schemas.items():
         group, _, name = f"schema/{path}".rpartition("/")
         cs.store(group=group, name=name, node=node)
