@@ -131,6 +131,23 @@ TINY = [
 ]
 
 
+def train_with(tmp_path: Path, env: dict, *overrides: str):
+    """Train TINY with `overrides` in tmp_path/run; returns (the finished process, the run dir)."""
+    run = tmp_path / "run"
+    out = run_app(
+        "mazerl.apps.train",
+        *TINY,
+        *overrides,
+        f"hydra.run.dir={run}",
+        f"base.cache_dir={tmp_path / 'cache'}",
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out, run
+
+
 def test_a_plugin_policy_and_generator_train_two_iterations(tmp_path):
     plugins = tmp_path / "plugins"
     plugins.mkdir()
@@ -139,20 +156,9 @@ def test_a_plugin_policy_and_generator_train_two_iterations(tmp_path):
         {"toy_policy": POLICY, "toy_generator": GENERATOR},
         {"toy_policy": "toy_policy", "toy_generator": "toy_generator"},
     )
-    run = tmp_path / "run"
-    out = run_app(
-        "mazerl.apps.train",
-        *TINY,
-        "policy=toy_mlp",
-        "policy.width=6",
-        "maze.generator=toy_binary_tree",
-        f"hydra.run.dir={run}",
-        f"base.cache_dir={tmp_path / 'cache'}",
-        cwd=tmp_path,
-        env=env,
-        timeout=300,
+    out, run = train_with(
+        tmp_path, env, "policy=toy_mlp", "policy.width=6", "maze.generator=toy_binary_tree"
     )
-    assert out.returncode == 0, out.stdout + out.stderr
     assert "toy_binary_tree mazes of 4x4 cells" in out.stdout
     m = metrics(run)
     assert m["iterations"] == 2 and 0.0 <= m["final"]["eval/id/pass@1"] <= 1.0
@@ -175,18 +181,7 @@ def test_a_plugin_estimator_is_the_option_algo_name(tmp_path):
     plugins = tmp_path / "plugins"
     plugins.mkdir()
     env = install(plugins, {"toy_estimator": ESTIMATOR}, {"toy_estimator": "toy_estimator"})
-    run = tmp_path / "run"
-    out = run_app(
-        "mazerl.apps.train",
-        *TINY,
-        "algo=toy_sign",
-        f"hydra.run.dir={run}",
-        f"base.cache_dir={tmp_path / 'cache'}",
-        cwd=tmp_path,
-        env=env,
-        timeout=300,
-    )
-    assert out.returncode == 0, out.stdout + out.stderr
+    _, run = train_with(tmp_path, env, "algo=toy_sign")
     assert metrics(run)["hparams"]["algo"] == "toy_sign"
     # named and estimated by the plug-in, every other setting of the method GRPO's
     algo = yaml.safe_load((run / ".hydra" / "config.yaml").read_text())["algo"]
