@@ -4,6 +4,7 @@ from a fabricated sweep (real SummaryWriter events, metrics.json and eval/step_*
 import csv
 import json
 import math
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -14,7 +15,9 @@ from torch.utils.tensorboard import SummaryWriter
 
 from mazerl.analysis import load_sweep, summarize
 from mazerl.analysis.paper import reading
+from mazerl.analysis.runs import Run
 from mazerl.analysis.stats import bootstrap_means, last_third, paired_difference, slope
+from mazerl.analysis.tables import base_row
 from mazerl.core.errors import UserError
 from mazerl.eval.passk import exact_pass_at_k
 
@@ -188,6 +191,20 @@ def test_slope_by_hand():
     assert abs(flat.value) < 0.5 and not flat.moving
     assert last_third(list(range(500, 20001, 500))) == list(range(13500, 20001, 500))
     assert last_third([250, 500, 750, 1000]) == [500, 750, 1000]
+
+
+def test_the_base_model_row_counts_each_base_model_once():
+    # bank model A read on two CPU kinds (values 1e-8 apart), bank model B once, and a base
+    # model with no recorded weights: 3 base models, mean (0.300 + 0.600 + 0.900) / 3
+    col = "eval/id/exact_pass@1"
+
+    def run(name, sha, value):
+        weights = {"base_model": {"sha256": sha}} if sha else {}
+        return Run(Path(name), {}, {"final": {}, "base": {col: value}, **weights})
+
+    runs = [run("a", "A", 0.3), run("a2", "A", 0.3 + 1e-8), run("b", "B", 0.6)]
+    runs += [run("c", None, 0.9), run("c2", None, 0.9)]  # same values, no sha: once
+    assert base_row(runs, [col]) == ["| base model | 3 | 0.600 ± 0.173 |"]
 
 
 def test_summary_pairs_gamma_by_seed_and_maze(tmp_path):

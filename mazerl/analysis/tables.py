@@ -224,12 +224,17 @@ def paired_markdown(cols: list[str], paired: list[dict]) -> list[str]:
 
 def base_row(runs: list[Run], section: list[str]) -> list[str]:
     """The base model's line of a table: its values averaged over the finished runs' base
-    models (one per seed where the base seed follows the seed; their count in `seeds`)."""
-    bases = {
-        json.dumps(r.metrics["base"], sort_keys=True): r.metrics["base"]
-        for r in runs
-        if r.metrics is not None and r.metrics.get("base")
-    }
+    models (one per seed where the base seed follows the seed; their count in `seeds`). A base
+    model is known by its weights' sha256 where `metrics.json` records it: one bank model
+    evaluated on two CPU kinds (values that differ in the last digits) counts once, with the
+    values of the first run that read it."""
+    bases: dict[str, dict] = {}
+    for r in runs:
+        if r.metrics is not None and r.metrics.get("base"):
+            weights = (r.metrics.get("base_model") or {}).get("sha256")
+            bases.setdefault(
+                weights or json.dumps(r.metrics["base"], sort_keys=True), r.metrics["base"]
+            )
     if not bases or not any(c in b for b in bases.values() for c in section):
         return []
     cells = []
