@@ -493,6 +493,26 @@ def test_method_presets_are_paired_with_grpo_and_set_beside_the_paper(tmp_path):
     assert "| method=maxrl | method=grpo | 2 | 3 | +10.0 |" in power
 
 
+def test_a_curve_band_at_a_step_few_seeds_reached_is_over_those_seeds():
+    """Three seeds, two of them at step 20: the band there is their mean 0.4 +- se 0.1
+    (sd 0.141 over sqrt(2)), not over sqrt(3); one seed at step 30: se 0, and no warning."""
+    import warnings
+
+    from mazerl.analysis.figures import _band
+
+    series = [[(0, 0.1), (10, 0.2), (20, 0.3), (30, 0.7)], [(0, 0.3), (10, 0.6), (20, 0.5)]]
+    series.append([(0, 0.2), (10, 0.4)])
+    fig, ax = plt.subplots()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _band(ax, series, "method")
+    assert np.allclose(ax.lines[0].get_ydata(), [0.2, 0.4, 0.4, 0.7])
+    band = ax.collections[0].get_paths()[0].vertices
+    assert np.allclose(sorted(band[band[:, 0] == 20][:, 1]), [0.3, 0.5])
+    assert np.allclose(band[band[:, 0] == 30][:, 1], 0.7)
+    plt.close(fig)
+
+
 def test_gap_curve_is_not_cut_by_a_seed_just_started(tmp_path, monkeypatch):
     """gap.png draws the finished pairs to their last evaluation (step 20) when a third seed's
     runs have only reached step 5; with one finished pair it reads every pair, to step 5."""

@@ -107,7 +107,8 @@ def smooth(values: np.ndarray, window: int) -> np.ndarray:
 def _band(
     ax, series: list[list[tuple[int, float]]], label: str, color=None, window: int = 1
 ) -> None:
-    """Mean over seeds +- standard error (a band), each seed smoothed over `window` points."""
+    """Mean over seeds +- standard error (a band), each seed smoothed over `window` points; at a
+    step only some seeds reached, over those seeds (se 0 where one)."""
     steps = sorted({s for one in series for s, _ in one})
     table = np.full((len(series), len(steps)), np.nan)
     index = {s: i for i, s in enumerate(steps)}
@@ -115,8 +116,7 @@ def _band(
         for s, v in one:
             table[j, index[s]] = v
         table[j] = smooth(table[j], window)
-    mean = np.nanmean(table, 0)
-    se = np.nanstd(table, 0, ddof=1) / np.sqrt(len(series)) if len(series) > 1 else 0 * mean
+    mean, se = np.array([mean_se(list(column)) for column in table.T]).T  # [steps] each
     (line,) = ax.plot(steps, mean, label=label, color=color, lw=1.3)
     ax.fill_between(steps, mean - se, mean + se, color=line.get_color(), alpha=0.2, lw=0)
 
