@@ -180,11 +180,17 @@ def test_relaunched_sweep_skips_finished_jobs_and_resumes_unfinished(tmp_path, b
     (jobs[1] / "metrics.json").unlink()
     (jobs[1] / "checkpoints" / "ckpt_0000004.pt").unlink()
     before = (jobs[0] / "metrics.json").stat().st_mtime_ns
-    again = run_app("mazerl.apps.train", *args, cwd=tmp_path)
+    saved = {f.name: f.read_text() for f in (jobs[0] / ".hydra").iterdir()}
+    assert "num: 1" in saved["hydra.yaml"]  # gamma 0.5: the first sweep's second job
+    # the values in the other order: the finished job is the new sweep's job 0
+    again = run_app("mazerl.apps.train", *args[:-1], "focal.gamma=0.5,0", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert f"{jobs[0]}: already finished (metrics.json exists); skipping" in again.stdout
     assert "ckpt_0000003.pt at iteration 3" in again.stdout
     assert (jobs[0] / "metrics.json").stat().st_mtime_ns == before
+    # the skipped job's saved config is the first sweep's, the resumed job's the new one's
+    assert {f.name: f.read_text() for f in (jobs[0] / ".hydra").iterdir()} == saved
+    assert "num: 1" in (jobs[1] / ".hydra" / "hydra.yaml").read_text()
     assert (jobs[1] / "metrics.json").exists()
 
 

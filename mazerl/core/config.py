@@ -59,14 +59,24 @@ def job_prefix(mode, output_dir: str) -> str:
     return f"[{Path(output_dir).name}] ".replace("%", "%%")
 
 
+def config_subdir(output_dir: str) -> str | None:
+    """Where Hydra saves a job's config (`hydra.output_subdir`): `.hydra`, or nowhere (None)
+    for a run folder that holds `metrics.json`. A re-launched sweep thus leaves each finished
+    job's `.hydra/` as the sweep that ran it wrote it (its job number, and its config should
+    the defaults have changed since) while the job is skipped."""
+    return None if (Path(output_dir) / "metrics.json").exists() else ".hydra"
+
+
 def register_resolvers() -> None:
     """`${mazerl_run_name:...}` (new sweeps' job folders), `${mazerl_dirname:...}` (the
-    study presets' folders, kept so their sweeps find their jobs again) and
-    `${mazerl_job_prefix:...}` (a sweep job's console lines, `job_prefix`)."""
+    study presets' folders, kept so their sweeps find their jobs again),
+    `${mazerl_job_prefix:...}` (a sweep job's console lines, `job_prefix`) and
+    `${mazerl_config_subdir:...}` (a finished job's saved config kept, `config_subdir`)."""
     for name, fn in (
         ("mazerl_dirname", dirname),
         ("mazerl_run_name", run_name),
         ("mazerl_job_prefix", job_prefix),
+        ("mazerl_config_subdir", config_subdir),
     ):
         if not OmegaConf.has_resolver(name):
             OmegaConf.register_new_resolver(name, fn)
