@@ -19,6 +19,9 @@ from mazerl.core.plugins import load_plugins
 from mazerl.core.settings import Rule
 from mazerl.policy.config import policy_config, policy_names
 
+# the groups a plug-in adds options to without a YAML file: (its options, an option's config)
+PLUGIN_OPTIONS = {"policy": (policy_names, policy_config), "algo": (plugin_methods, plugin_method)}
+
 FOOTER = (
     "Sweeps: add -m and comma-separated values (see docs/guide/sweeps.md). The config composed "
     "with your overrides: add --cfg job. Hydra's own flags: --hydra-help"
@@ -40,11 +43,9 @@ def defaults(config_name: str, argv: list[str]) -> dict:
         if group.startswith("override ") or option is None or group == "experiment":
             continue
         path = CONF_DIR / group / f"{option}.yaml"
-        if not path.is_file() and group == "policy" and option in policy_names():  # a plug-in's
-            values[group] = OmegaConf.to_container(OmegaConf.structured(policy_config(option)))
-            continue
-        if not path.is_file() and group == "algo" and option in plugin_methods():  # a plug-in's
-            values[group] = OmegaConf.to_container(OmegaConf.structured(plugin_method(option)))
+        names, config = PLUGIN_OPTIONS.get(group, (list, None))
+        if not path.is_file() and option in names():  # a plug-in's
+            values[group] = OmegaConf.to_container(OmegaConf.structured(config(option)))
             continue
         if not path.is_file():
             options = ", ".join(sorted(p.stem for p in path.parent.glob("*.yaml")))
@@ -114,7 +115,7 @@ def help_page(about: str, config_name: str, argv: list[str]) -> str:
             about.strip(),
             "",
             "== Config groups: pick one option each (group=option) ==",
-            groups(config_name, {"policy": policy_names(), "algo": plugin_methods()}),
+            groups(config_name, {g: names() for g, (names, _) in PLUGIN_OPTIONS.items()}),
             "",
             "== Settings: key=default, override with key=value ==",
             *listed,
