@@ -1,11 +1,13 @@
 # Two entry points (see README): `make demo` runs the main job, `make test` runs the test suite.
 # Both install into .venv/ at the repo root on first use and reuse it afterwards: the demo only
-# the core (torch and mazerl), the tests also the extras they need.
+# the core (torch and mazerl), the tests also the extras they need; `make docs` the core and the
+# `docs` extra only (each install has its own stamp file in .venv/).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 CORE := $(VENV)/.core
 STAMP := $(VENV)/.installed
+DOCS_STAMP := $(VENV)/.docs
 
 .PHONY: demo test docs wheel-check lint format clean
 
@@ -16,13 +18,18 @@ $(CORE): pyproject.toml
 	touch $(CORE)
 
 $(STAMP): $(CORE)
-	$(BIN)/pip install --quiet -e '.[dev,cluster,llm,docs]'
+	$(BIN)/pip install --quiet -e '.[dev,cluster,llm]'
 	touch $(STAMP)
+
+$(DOCS_STAMP): $(CORE)
+	$(BIN)/pip install --quiet -e '.[docs]'
+	touch $(DOCS_STAMP)
 
 demo: $(CORE)
 	$(BIN)/mazerl-train
 
-test: $(STAMP)
+# the suite also reads the site's hooks (tests/test_docs.py), so it needs both installs
+test: $(STAMP) $(DOCS_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/pytest
@@ -30,8 +37,8 @@ test: $(STAMP)
 	$(MAKE) docs
 
 # The documentation site (docs/, mkdocs.yml) into site/; strict: a broken link, reference or
-# docstring fails the build.
-docs: $(STAMP)
+# docstring fails the build. Installs the core and the `docs` extra only.
+docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 # Build the wheel, install it into a fresh virtualenv and run the smoke preset from another
