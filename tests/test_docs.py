@@ -1,7 +1,7 @@
 """The documentation works as written: every command block of the README, the getting-started
 page and the tutorials runs, in order, in a fresh folder, then the page's Python blocks in one
-interpreter there (the README's is run on its own below), and the configuration reference
-lists every setting with the default its YAML file gives.
+interpreter there (the README's are run on their own, below and in test_front_page.py), and
+the configuration reference lists every setting with the default its YAML file gives.
 
 Long runs are shortened by the overrides the page declares in a comment above the block:
 `<!-- test-overrides: ARGS -->` appends ARGS to every command of the block that starts with
@@ -236,7 +236,7 @@ def test_every_command_block_runs(page, tmp_path):
 def test_readme_method_example_computes_the_sign_of_the_centred_reward(tmp_path):
     """The README's estimator, registered in a fresh process: a group with one correct answer
     of four gets +1 / -1, an all-correct group 0 (by hand: mean 0.25 and 1)."""
-    (code,) = [b for b, _ in blocks(ROOT / "README.md", "python")]
+    (code,) = [b for b, _ in blocks(ROOT / "README.md", "python") if "@estimator" in b]
     check = code + (
         "\nfrom mazerl.algos import ADVANTAGES\n"
         "r = torch.tensor([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0]])\n"
