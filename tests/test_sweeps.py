@@ -49,6 +49,8 @@ def test_smoke_sweep_lands_every_job(tmp_path, base_cache, launcher):
         # parallel jobs share one console: each console line names its job, train.log need not
         if "joblib" in launcher:  # (Ray's driver adds its own worker prefix)
             assert f"[{job.name}] iteration 3/3  reward " in out.stdout
+            # each job's last line opens the whole sweep in TensorBoard
+            assert f"[{job.name}] open it in TensorBoard: tensorboard --logdir sweep" in out.stdout
         assert "iteration 3/3" in (job / "train.log").read_text()
         assert f"[{job.name}]" not in (job / "train.log").read_text()
     table = summarize(sweep)

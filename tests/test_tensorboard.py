@@ -155,6 +155,34 @@ def test_train_log_holds_what_the_console_showed(run):
     assert f"-> {final:.3f}" in log.split("final pass@k")[1]
 
 
+def test_the_run_ends_naming_its_folder_and_the_tensorboard_command(run):
+    """The last two console lines (what `make demo` ends with) name the run folder, relative
+    to where the command ran, and a `tensorboard --logdir` that finds the run's events."""
+    run_dir, stdout = run
+    last = stdout.splitlines()[-2:]
+    assert last == [
+        "run folder: run (metrics.json, train.log, TensorBoard events in tb/)",
+        "open it in TensorBoard: tensorboard --logdir run",
+    ]
+    logdir = run_dir.parent / last[1].split("--logdir ")[1]
+    mux = plugin_event_multiplexer.EventMultiplexer()
+    mux.AddRunsFromDirectory(str(logdir))
+    mux.Reload()
+    assert list(mux.Runs()) == ["tb"]  # the run's events, read as the server reads them
+    assert "eval/id/pass@1" in mux.GetAccumulator("tb").Tags()["tensors"]
+
+
+def test_where_to_look_keeps_a_path_outside_the_working_directory_whole(tmp_path, monkeypatch):
+    from mazerl.train.progress import where_to_look
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sweep").mkdir()
+    outside = tmp_path.parent / "a run"
+    lines = where_to_look(outside, tmp_path / "sweep")
+    assert lines[0].startswith(f"run folder: '{outside}' (")  # quoted: it holds a space
+    assert lines[1] == "open it in TensorBoard: tensorboard --logdir sweep"
+
+
 def corridor() -> Maze:
     """#####
     #S.G#

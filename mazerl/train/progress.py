@@ -9,9 +9,11 @@ above it (`tqdm.contrib.logging.logging_redirect_tqdm`); the file gets every lin
 
 import contextlib
 import logging
+import shlex
 import signal
 import sys
 import time
+from pathlib import Path
 
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
@@ -89,6 +91,23 @@ def final_summary(final: dict, base: dict, ks: list[int]) -> str:
         ]
         lines.append(f"  {s}: " + ", ".join(pairs))
     return "\n".join(lines)
+
+
+def where_to_look(out: Path, logdir: Path) -> list[str]:
+    """A run's last two lines: its folder `out` and the TensorBoard command that opens
+    `logdir` (the run's folder, or a sweep's), each relative to the working directory when
+    inside it. Two log records, so that a sweep's console prefixes each with its job."""
+
+    def shown(path: Path) -> str:
+        path = Path(path).resolve()
+        with contextlib.suppress(ValueError):
+            path = path.relative_to(Path.cwd().resolve())
+        return shlex.quote(str(path))
+
+    return [
+        f"run folder: {shown(out)} (metrics.json, train.log, TensorBoard events in tb/)",
+        f"open it in TensorBoard: tensorboard --logdir {shown(logdir)}",
+    ]
 
 
 class SignalCheck:
