@@ -214,6 +214,8 @@ def test_every_command_block_runs(page, tmp_path):
         ]
         assert "| base model | 1 |" in (tmp_path / "outputs/smoke/summary.md").read_text()
     if page.name == "your-mazes.md":
+        jobs = sorted(p.name for p in (tmp_path / "outputs/mine").iterdir() if p.is_dir())
+        assert [j for j in jobs if j.startswith("seed")] == ["seed0", "seed1"]  # readable
         summary = (tmp_path / "outputs/mine/summary.md").read_text()
         assert "### mine" in summary and "### id" in summary
     if page.name == "new-method.md":
