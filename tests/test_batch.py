@@ -13,6 +13,7 @@ import mazerl
 from mazerl.core.errors import ConfigError
 from mazerl.envs import layouts
 from mazerl.envs.batch import DONE_ALREADY, STOP_ACTION, MazeBatch, MazeVectorEnv
+from mazerl.envs.generators import GENERATORS
 from mazerl.envs.maze import EVENTS, STOP
 from mazerl.envs.maze_env import MazeEnv
 
@@ -22,7 +23,7 @@ from mazerl.envs.maze_env import MazeEnv
     seed=st.integers(0, 2**31),
     n=st.integers(1, 12),
     size=st.integers(2, 5),
-    generator=st.sampled_from(["dfs", "prim", "kruskal", "wilson"]),
+    generator=st.sampled_from(GENERATORS.names()),
     allow_revisits=st.booleans(),
     solve_bias=st.floats(0, 1),
 )

@@ -14,6 +14,7 @@ from mazerl.apps.schema import APP_SCHEMAS, register_configs
 from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import ConfigError
 from mazerl.core.provenance import short_code
+from mazerl.policy import POLICIES
 
 TRAIN, EVAL, CATEGORICAL = "mazerl.apps.train", "mazerl.apps.eval", "mazerl.apps.categorical"
 
@@ -204,5 +205,6 @@ def test_mazerl_maze_mistakes_are_one_line_and_exit_2(tmp_path, args, line):
 def test_help_with_an_unknown_option_names_the_options():
     with pytest.raises(ConfigError) as e:
         help_page("about", "config", ["policy=nope"])
-    options = "gru, transformer, transformer_paper"
+    yamls = {p.stem for p in (CONF_DIR / "policy").glob("*.yaml")}
+    options = ", ".join(sorted(yamls | set(POLICIES.known())))
     assert str(e.value) == f"unknown option policy=nope (options: {options})"

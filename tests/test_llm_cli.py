@@ -9,6 +9,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("trl")
 pytest.importorskip("datasets")
 
+from mazerl.algos import ADVANTAGES
 from mazerl.analysis import summarize
 from mazerl.apps.llm import looks_like_path, main
 from mazerl.core.provenance import code_identity
@@ -44,7 +45,7 @@ def test_bad_input_is_one_line_and_leaves_nothing(tmp_path, capsys):
         capsys, "train", "--data", str(data), "--out", str(tmp_path / "r"), "--group", "1"
     )
     unknown = fails(capsys, "train", "--data", str(data), "--out", "r", "--algo", "ppo")
-    assert "unknown advantage estimator 'ppo'; known: drgrpo, grpo, maxrl," in unknown
+    assert f"unknown advantage estimator 'ppo'; known: {', '.join(ADVANTAGES.names())}" in unknown
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "f").write_text("x")
     taken = fails(

@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+from mazerl.algos import ADVANTAGES
 from mazerl.core.errors import ConfigError
 from mazerl.envs.layouts import parse, to_text
 from mazerl.llm.export import records
@@ -225,7 +226,12 @@ def test_focal_advantages_by_hand():
 @pytest.mark.parametrize(
     ("algo", "gamma", "kwargs", "message"),
     [
-        ("ppo", 0.5, {}, "unknown advantage estimator 'ppo'; known: drgrpo, grpo, maxrl, passk"),
+        (
+            "ppo",
+            0.5,
+            {},
+            f"unknown advantage estimator 'ppo'; known: {', '.join(ADVANTAGES.names())}",
+        ),
         ("passk", 0.5, {}, "advantage estimator 'passk' needs the argument k"),
         ("grpo", 0.5, {"k": 4}, "advantage estimator 'grpo' takes no argument 'k'"),
         ("grpo", float("nan"), {}, "focal gamma must be a finite number >= 0, got nan"),

@@ -72,14 +72,7 @@ if names:
     out["masked"] = bool(torch.equal(adv * mask, adv) and torch.equal(adv, returns))
 print(json.dumps(out))
 """
-ESTIMATORS = [
-    "mazerl_drgrpo",
-    "mazerl_grpo",
-    "mazerl_maxrl",
-    "mazerl_passk",
-    "mazerl_rloo",
-    "mazerl_w_reinforce",
-]
+ESTIMATORS = [f"mazerl_{name}" for name in __import__("mazerl.algos").algos.ADVANTAGES.names()]
 
 
 @pytest.fixture(scope="module")

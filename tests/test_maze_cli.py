@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+from mazerl.envs.generators import GENERATORS
+
 
 def run(*args):
     return subprocess.run(
@@ -39,4 +41,5 @@ def test_check_accepts_and_rejects(tmp_path):
 def test_unknown_generator_is_one_line():
     out = run("show", "--generator", "nope")
     assert out.returncode == 2
-    assert out.stderr == "error: unknown generator 'nope'; known: dfs, kruskal, prim, wilson\n"
+    known = ", ".join(GENERATORS.names())
+    assert out.stderr == f"error: unknown generator 'nope'; known: {known}\n"

@@ -9,6 +9,7 @@ import pytest
 import torch
 import yaml
 from conftest import GradCapture
+from omegaconf import OmegaConf
 
 from mazerl.algos import (
     ADVANTAGES,
@@ -22,6 +23,7 @@ from mazerl.algos import (
     reads_every_row,
 )
 from mazerl.algos.advantages import declares_all_equal_zero
+from mazerl.apps.schema import register_configs
 from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import ConfigError
 
@@ -157,10 +159,13 @@ def test_maxrl_by_hand_and_against_the_authors_code():
 
 
 def _algo(name: str) -> AlgoConfig:
-    """The shipped `conf/algo/<name>.yaml` as an `AlgoConfig`."""
-    cfg = yaml.safe_load((CONF_DIR / "algo" / f"{name}.yaml").read_text())
-    cfg.pop("defaults")
-    return AlgoConfig(**cfg)
+    """The method `algo=<name>` (its YAML over its base's) as an `AlgoConfig`."""
+    from hydra import compose, initialize_config_dir
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        algo = compose("config", overrides=[f"algo={name}"]).algo
+    return AlgoConfig(**OmegaConf.to_container(algo))
 
 
 def test_maxrl_config_composes_with_focal():

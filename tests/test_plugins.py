@@ -200,11 +200,20 @@ def test_a_plugin_estimator_is_the_option_algo_name(tmp_path):
     assert "algo.advantage=toy_sign" in rows and "algo.name=toy_sign" in rows
 
 
-def test_every_builtin_estimator_has_its_yaml():
-    import mazerl.algos as algos
+def test_every_registered_estimator_is_an_option_of_the_algo_group():
+    """`algo=NAME` for each estimator: its YAML (whose base gives what it does not set), or
+    GRPO's settings with NAME as estimator and name where it has none."""
+    from hydra import compose, initialize_config_dir
 
-    assert algos.ADVANTAGES.names()  # the parts are loaded
-    assert algos.plugin_methods() == []
+    from mazerl.algos import ADVANTAGES
+    from mazerl.apps.schema import register_configs
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(ROOT / "mazerl" / "conf"), version_base="1.3"):
+        for name in ADVANTAGES.names():
+            algo = compose("config", overrides=[f"algo={name}"]).algo
+            assert (algo.name, algo.advantage) == (name, name)
+            assert (algo.loss, algo.clip_low, algo.kl_beta) == ("clip", 0.2, 0.0)
 
 
 def test_a_broken_plugin_is_one_line_naming_its_entry_point(tmp_path):

@@ -1,4 +1,5 @@
-"""Policies: cached decoding equals teacher forcing, shapes, parameter counts, sampling."""
+"""Policies: parameter counts, prompt tokens, sampling (the contract every registered policy
+keeps, cached decoding equal to teacher forcing, is in `test_contracts.py`)."""
 
 import numpy as np
 import pytest
@@ -6,70 +7,13 @@ import torch
 
 from mazerl.envs.spec import MazeSpec
 from mazerl.policy import build_policy
-from mazerl.policy.base import BOS_ACTION
-from mazerl.policy.gru import GruConfig
 from mazerl.policy.tokens import TOKEN, VOCAB_SIZE, encode
 from mazerl.policy.transformer import TransformerConfig
 from mazerl.rollout import (
     action_logp,
-    generate,
     log_softmax,
     sample_actions,
-    score,
-    teacher_forced,
 )
-
-CONFIGS = [
-    GruConfig(hidden=32, encoder_layers=3),
-    GruConfig(hidden=32, encoder_layers=3, sees_position=True),
-    TransformerConfig(hidden=32, layers=2, ffn=64),
-    TransformerConfig(hidden=32, layers=2, ffn=64, sees_position=True, pos2d=False),
-]
-
-
-def solution_batch(mazes, group_size):
-    """Every rollout follows its maze's solution: actions and cells before each action."""
-    rows = [m.solution for m in mazes for _ in range(group_size)]
-    actions, positions, _ = teacher_forced(mazes, rows, group_size)
-    return actions, positions
-
-
-@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: f"{c.name}-pos{int(c.sees_position)}")
-def test_cached_decoding_equals_teacher_forcing(cfg):
-    torch.manual_seed(0)
-    policy = build_policy(cfg).eval()
-    mazes = [MazeSpec(size=4).sample(np.random.default_rng(i)) for i in range(3)]
-    g = 2
-    actions, positions = solution_batch(mazes, g)
-    prompts = encode(mazes)
-    with torch.no_grad():
-        forced = policy(prompts, g, actions, positions)
-        state = policy.prefill(prompts, g, actions.shape[1])
-        prev = torch.full((len(actions),), BOS_ACTION)
-        stepped = []
-        for t in range(actions.shape[1]):
-            logits, state = policy.step(state, prev, positions[:, t])
-            stepped.append(logits)
-            prev = actions[:, t]
-    assert forced.shape == (6, actions.shape[1], 5)
-    torch.testing.assert_close(torch.stack(stepped, 1), forced, atol=2e-5, rtol=1e-4)
-    # the rollouts of one maze share its prompt: identical first-step logits
-    torch.testing.assert_close(forced[0, 0], forced[1, 0])
-
-
-@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: f"{c.name}-pos{int(c.sees_position)}")
-def test_score_matches_sampling_logprobs(cfg):
-    torch.manual_seed(1)
-    policy = build_policy(cfg).eval()
-    mazes = [MazeSpec(size=3).sample(np.random.default_rng(i)) for i in range(4)]
-    r = generate(policy, mazes, 3, generator=torch.Generator().manual_seed(0))
-    logp, entropy = score(policy, r)
-    assert logp.shape == r.logp.shape == r.mask.shape == (12, r.actions.shape[1])
-    torch.testing.assert_close(logp.detach(), r.logp, atol=2e-5, rtol=1e-4)
-    assert ((entropy >= 0) & (entropy <= np.log(5) + 1e-5)).all()
-    assert (logp[r.mask == 0] == 0).all()
-    logp.sum().backward()  # the update can differentiate through it
-    assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in policy.parameters())
 
 
 def test_paper_transformer_has_about_3_9m_parameters():

@@ -19,12 +19,14 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import open_dict
 
 import mazerl
-from mazerl.algos import POLICY_LOSSES
+from mazerl.algos import ADVANTAGES, POLICY_LOSSES, estimator_methods
 from mazerl.apps.schema import register_configs
 from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import UserError
 from mazerl.core.files import locked
 from mazerl.core.provenance import PACKAGE_DIR, code_identity
+from mazerl.envs.generators import GENERATORS
+from mazerl.policy import POLICIES
 from mazerl.train.loop import TrainingError, train
 from mazerl.train.scalar_log import ScalarLog
 
@@ -194,6 +196,14 @@ def test_relaunched_sweep_skips_finished_jobs_and_resumes_unfinished(tmp_path, b
     assert (jobs[1] / "metrics.json").exists()
 
 
+# the names each message lists, from the registries and the YAML files
+GENERATORS_ = ", ".join(GENERATORS.known())
+LOSSES = ", ".join(POLICY_LOSSES.known())
+ESTS = ", ".join(ADVANTAGES.known())
+ALGO_OPTIONS = sorted({p.stem for p in (CONF_DIR / "algo").glob("*.yaml")} | {*estimator_methods()})
+POLICY_OPTIONS = sorted(
+    {p.stem for p in (CONF_DIR / "policy").glob("*.yaml")} | {*POLICIES.known()}
+)
 BAD_CONFIGS = [
     (["train.group_size=1"], "train.group_size must be >= 2"),
     (["focal.gamma=-0.5"], "focal.gamma must be >= 0"),
@@ -202,12 +212,15 @@ BAD_CONFIGS = [
     (["eval.ks=[1,64]"], "eval.ks must be in [1, eval.n=32]"),
     (["maze.size=1"], "maze.size must be in [2, 64] cells"),
     (["maze.size=65"], "maze.size must be in [2, 64] cells"),
-    (["maze.generator=nope"], "maze.generator must be a registered generator (dfs, kruskal,"),
-    (["algo.loss=nope"], "algo.loss must be a registered policy loss (cispo, clip, "),
-    (["algo.advantage=nope"], "algo.advantage must be a registered advantage estimator (drgrpo"),
-    (["policy.name=nope"], "policy.name must be a registered policy (gru, transformer)"),
-    (["algo=nope"], "unknown option algo=nope (options: cispo, clip_cov, dapo, drgrpo, "),
-    (["policy=nope"], "unknown option policy=nope (options: gru, transformer, transformer_pap"),
+    (["maze.generator=nope"], f"maze.generator must be a registered generator ({GENERATORS_})"),
+    (["algo.loss=nope"], f"algo.loss must be a registered policy loss ({LOSSES})"),
+    (["algo.advantage=nope"], f"algo.advantage must be a registered advantage estimator ({ESTS})"),
+    (
+        ["policy.name=nope"],
+        f"policy.name must be a registered policy ({', '.join(POLICIES.known())})",
+    ),
+    (["algo=nope"], f"unknown option algo=nope (options: {', '.join(ALGO_OPTIONS)})"),
+    (["policy=nope"], f"unknown option policy=nope (options: {', '.join(POLICY_OPTIONS)})"),
     (["train.lrr=1"], "unknown key train.lrr; did you mean train.lr?"),
     (["train.iterations=many"], "train.iterations must be an integer >= 1, got many"),
     (["device=cuda"], "device=cuda requested but CUDA is not available here"),

@@ -1,40 +1,32 @@
 """Group-based RLVR objectives as pure functions over tensors.
 
-Every module of `PARTS` registers its parts when imported: a new advantage estimator, reward
-transform or policy loss is one new file that registers itself (`@estimator`,
-`@REWARD_TRANSFORMS.register`, `@surrogate`), added to `PARTS`, plus one `conf/algo/NAME.yaml`
-that names it.
+A new advantage estimator, reward transform or policy loss is one new file in this package
+that registers itself (`@estimator`, `@REWARD_TRANSFORMS.register`, `@surrogate`): the
+registries (`mazerl.algos.config`) find the modules that use their decorators
+(`mazerl.core.registry`). An estimator is then the option `algo=NAME` (GRPO's other
+settings); a `conf/algo/NAME.yaml` is needed only for a method whose other settings differ.
 
-Importing the package loads no torch: the settings (`AlgoConfig`, `FocalConfig`, from
-`mazerl.algos.config`) are here at once, so `--help` reads them without the objectives; the
-first use of any other name below imports every module of `PARTS` (registering their parts),
-then the name's module.
+Importing the package loads no torch: the settings (`AlgoConfig`, `FocalConfig`) and the
+registries are here at once, so `--help` and the config checks read them without the
+objectives; the first use of any other name below imports its module.
 """
 
 import importlib
 
-from mazerl.algos.config import AlgoConfig, FocalConfig, plugin_method, plugin_methods
-
-# the modules that register parts (estimators, transforms, losses)
-PARTS = (
-    "advantages",
-    "losses",
-    "clip_cov",
-    "entropy_adv",
-    "kl_cov",
-    "maxrl",
-    "passk",
-    "pkpo",
-    "tail_miss",
-    "w_reinforce",
+from mazerl.algos.config import (
+    ADVANTAGES,
+    AGGREGATIONS,
+    POLICY_LOSSES,
+    REWARD_TRANSFORMS,
+    AlgoConfig,
+    FocalConfig,
+    estimator_method,
+    estimator_methods,
 )
+
 # the objectives' names -> their modules (imported on first use)
 LAZY = {
-    "ADVANTAGES": "advantages",
-    "REWARD_TRANSFORMS": "advantages",
     "estimator": "advantages",
-    "AGGREGATIONS": "losses",
-    "POLICY_LOSSES": "losses",
     "surrogate": "losses",
     "focal_weight": "focal",
     "success_rate": "focal",
@@ -47,12 +39,20 @@ LAZY = {
 
 
 def __getattr__(name: str):
-    """A name of `LAZY`, on its first use: every module of `PARTS` imported first."""
+    """A name of `LAZY`, on its first use."""
     if name not in LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    for part in PARTS:
-        importlib.import_module(f"{__name__}.{part}")
     return getattr(importlib.import_module(f"{__name__}.{LAZY[name]}"), name)
 
 
-__all__ = ["AlgoConfig", "FocalConfig", "plugin_method", "plugin_methods", *LAZY]
+__all__ = [
+    "ADVANTAGES",
+    "AGGREGATIONS",
+    "POLICY_LOSSES",
+    "REWARD_TRANSFORMS",
+    "AlgoConfig",
+    "FocalConfig",
+    "estimator_method",
+    "estimator_methods",
+    *LAZY,
+]

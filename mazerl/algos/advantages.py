@@ -18,12 +18,10 @@ from collections.abc import Callable
 
 import torch
 
+from mazerl.algos.config import ADVANTAGES
 from mazerl.core.errors import ConfigError
-from mazerl.core.registry import Registry
 
 AdvantageFn = Callable[..., torch.Tensor]
-ADVANTAGES: Registry[AdvantageFn] = Registry("advantage estimator")
-REWARD_TRANSFORMS: Registry[AdvantageFn] = Registry("reward transform")
 
 
 def estimator(name: str, *, all_equal_zero: bool = True) -> Callable[[AdvantageFn], AdvantageFn]:

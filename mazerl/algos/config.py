@@ -1,12 +1,11 @@
 """The settings of a method (`AlgoConfig`, one `conf/algo/*.yaml`) and of F-GRPO's focal
 weighting (`FocalConfig`), each field with its rule and description.
 
-No torch here: `--help` reads these classes without loading the objectives. The registries a
-part's name is checked against are looked up when a value is checked (`registered_part`).
+No torch here: `--help` and the config checks read these classes and the registries of the
+parts (whose names are read from the part modules' source, `Registry.known`) without loading
+the objectives.
 """
 
-import importlib
-import sys
 from dataclasses import dataclass
 
 from mazerl.core.config import CONF_DIR
@@ -18,22 +17,18 @@ from mazerl.core.settings import (
     NON_NEGATIVE,
     POSITIVE,
     TEXT,
-    Rule,
     number,
     optional,
     registered,
     setting,
 )
 
-
-def registered_part(registry: str) -> Rule:
-    """A name registered in the registry `mazerl.algos.<registry>` (`ADVANTAGES`, ...), which
-    loads the objectives (and torch) when a value is first checked."""
-
-    def get() -> Registry:
-        return getattr(importlib.import_module("mazerl.algos"), registry)
-
-    return registered(get)
+# the registries of a method's parts: a module of `mazerl.algos` that uses one of the
+# decorators registers parts (`mazerl.core.registry`); the names are known without torch
+ADVANTAGES = Registry("advantage estimator", "mazerl.algos", ("estimator", "ADVANTAGES.register"))
+REWARD_TRANSFORMS = Registry("reward transform", "mazerl.algos", ("REWARD_TRANSFORMS.register",))
+POLICY_LOSSES = Registry("policy loss", "mazerl.algos", ("surrogate", "POLICY_LOSSES.register"))
+AGGREGATIONS = Registry("loss aggregation", "mazerl.algos", ("AGGREGATIONS.register",))
 
 
 @dataclass
@@ -43,7 +38,7 @@ class AlgoConfig:
 
     name: str = setting("grpo", TEXT, "the method's name (as logged)")
     advantage: str = setting(
-        "grpo", registered_part("ADVANTAGES"), "a registered group advantage estimator"
+        "grpo", registered(ADVANTAGES), "a registered group advantage estimator"
     )
     # the *_kwargs values are checked by check_algo against the registered part's signature
     advantage_kwargs: dict = setting(
@@ -51,14 +46,14 @@ class AlgoConfig:
     )
     reward_transform: str | None = setting(
         None,
-        optional(registered_part("REWARD_TRANSFORMS")),
+        optional(registered(REWARD_TRANSFORMS)),
         "a registered reward transform applied first (PKPO), or null",
     )
     reward_transform_kwargs: dict = setting(
         {}, MAPPING, "the transform's hyperparameters (as advantage_kwargs)"
     )
     loss: str = setting(
-        "clip", registered_part("POLICY_LOSSES"), "a registered policy loss (per-token surrogate)"
+        "clip", registered(POLICY_LOSSES), "a registered policy loss (per-token surrogate)"
     )
     clip_low: float = setting(0.2, POSITIVE, "eps_low of the clip (or of CISPO's IS weight)")
     clip_high: float = setting(0.2, POSITIVE, "eps_high of the clip")
@@ -72,7 +67,7 @@ class AlgoConfig:
     )
     loss_agg_mode: str = setting(
         "token-mean",
-        registered_part("AGGREGATIONS"),
+        registered(AGGREGATIONS),
         "how token losses are aggregated (a registered aggregation)",
     )
     dynamic_sampling: bool = setting(
@@ -98,20 +93,14 @@ class FocalConfig:
     )
 
 
-def plugin_methods() -> list[str]:
-    """The advantage estimators registered without a `conf/algo/NAME.yaml` (a plug-in's): each
-    is the option `algo=NAME` (`plugin_method`). The registry is read only where something
-    loaded it already (a plug-in that registers an estimator imports it), so `--help` loads no
-    torch."""
-    module = sys.modules.get("mazerl.algos.advantages")
-    if module is None:
-        return []
-    return sorted(
-        n for n in module.ADVANTAGES.names() if not (CONF_DIR / "algo" / f"{n}.yaml").is_file()
-    )
+def estimator_methods() -> list[str]:
+    """The advantage estimators without a `conf/algo/NAME.yaml`, in-tree or a plug-in's: each
+    is the option `algo=NAME` (`estimator_method`). Read without importing the objectives
+    (`Registry.known`), so `--help` loads no torch."""
+    return [n for n in ADVANTAGES.known() if not (CONF_DIR / "algo" / f"{n}.yaml").is_file()]
 
 
-def plugin_method(name: str) -> AlgoConfig:
-    """The option `algo=NAME` of a plug-in estimator: GRPO's settings (the clipped loss, no KL,
-    token-mean aggregation) with `name` and `advantage` NAME."""
+def estimator_method(name: str) -> AlgoConfig:
+    """The option `algo=NAME` of an estimator without a YAML: GRPO's settings (the clipped
+    loss, no KL, token-mean aggregation) with `name` and `advantage` NAME."""
     return AlgoConfig(name=name, advantage=name)

@@ -30,13 +30,11 @@ from collections.abc import Callable
 
 import torch
 
+from mazerl.algos.config import AGGREGATIONS, POLICY_LOSSES
 from mazerl.core.errors import ConfigError
-from mazerl.core.registry import Registry
 
 LossFn = Callable[..., tuple[torch.Tensor, dict[str, torch.Tensor]]]
-POLICY_LOSSES: Registry[LossFn] = Registry("policy loss")
 AggFn = Callable[[torch.Tensor, torch.Tensor, torch.Tensor | None], torch.Tensor]
-AGGREGATIONS: Registry[AggFn] = Registry("loss aggregation")
 
 
 def masked(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -11,16 +11,19 @@ from dataclasses import MISSING, fields
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from mazerl.algos.config import plugin_method, plugin_methods
+from mazerl.algos.config import estimator_method, estimator_methods
 from mazerl.apps.schema import APP_SCHEMAS
 from mazerl.core.config import CONF_DIR, groups
 from mazerl.core.errors import ConfigError
 from mazerl.core.plugins import load_plugins
 from mazerl.core.settings import Rule
-from mazerl.policy.config import policy_config, policy_names
+from mazerl.policy.config import POLICIES, policy_config
 
-# the groups a plug-in adds options to without a YAML file: (its options, an option's config)
-PLUGIN_OPTIONS = {"policy": (policy_names, policy_config), "algo": (plugin_methods, plugin_method)}
+# the groups whose parts are options without a YAML file: (their names, an option's config)
+PART_OPTIONS = {
+    "policy": (POLICIES.known, policy_config),
+    "algo": (estimator_methods, estimator_method),
+}
 
 FOOTER = (
     "Sweeps: add -m and comma-separated values (see docs/guide/sweeps.md). The config composed "
@@ -43,8 +46,8 @@ def defaults(config_name: str, argv: list[str]) -> dict:
         if group.startswith("override ") or option is None or group == "experiment":
             continue
         path = CONF_DIR / group / f"{option}.yaml"
-        names, config = PLUGIN_OPTIONS.get(group, (list, None))
-        if not path.is_file() and option in names():  # a plug-in's
+        names, config = PART_OPTIONS.get(group, (list, None))
+        if not path.is_file() and option in names():  # a part's without a YAML
             values[group] = OmegaConf.to_container(OmegaConf.structured(config(option)))
             continue
         if not path.is_file():
@@ -115,7 +118,7 @@ def help_page(about: str, config_name: str, argv: list[str]) -> str:
             about.strip(),
             "",
             "== Config groups: pick one option each (group=option) ==",
-            groups(config_name, {g: names() for g, (names, _) in PLUGIN_OPTIONS.items()}),
+            groups(config_name, {g: names() for g, (names, _) in PART_OPTIONS.items()}),
             "",
             "== Settings: key=default, override with key=value ==",
             *listed,

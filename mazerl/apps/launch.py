@@ -30,10 +30,10 @@ def launch(task: Callable[[DictConfig], Any], config_name: str) -> None:
     import hydra
     from hydra.errors import ConfigCompositionException, OverrideParseException
 
-    from mazerl.apps.schema import composition_error, register_configs
+    from mazerl.apps.schema import composition_error, picked_policies, register_configs
     from mazerl.core.config import CONF_DIR
 
-    exit_on_user_error(register_configs)()  # a broken plug-in: one line, exit 2
+    exit_on_user_error(register_configs)(picked_policies(argv))  # a broken plug-in: one line
     # Hydra prints its own errors over several lines and exits 1 unless this is set; with it,
     # they reach the `except` below (a job's own errors are unchanged: a user error is one
     # line and exit 2 from inside the job, anything else a traceback)

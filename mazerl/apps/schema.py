@@ -20,7 +20,7 @@ from typing import Any
 from omegaconf import MISSING, DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, ValidationError
 
-from mazerl.algos import AlgoConfig, FocalConfig, plugin_method, plugin_methods
+from mazerl.algos import AlgoConfig, FocalConfig, estimator_method, estimator_methods
 from mazerl.categorical.config import CategoricalConfig
 from mazerl.core.config import CONF_DIR, register_resolvers
 from mazerl.core.device import device_setting, seed_setting, threads_setting
@@ -29,7 +29,7 @@ from mazerl.core.plugins import load_plugins
 from mazerl.core.settings import TEXT, need, optional, part, rule_of, rules, section, setting
 from mazerl.envs.spec import MazeConfig, eval_set_spec, maze_spec
 from mazerl.eval.config import EvalConfig
-from mazerl.policy.config import policy_config
+from mazerl.policy.config import POLICIES, defined_policies, policy_config
 from mazerl.train.config import BaseConfig, LoggerConfig, TrainConfig
 
 
@@ -58,12 +58,9 @@ class Config:
 
     @classmethod
     def check_between(cls, node, prefix: str) -> None:
-        """The method on groups of `train.group_size` (`check_algo`), the base checkpoint's
-        presence, the maze distributions themselves (layout files load here: file:line:col
-        errors) and CUDA's presence."""
-        from mazerl.algos import check_algo  # loads the objectives (torch): only to check
-
-        check_algo(AlgoConfig(**node.algo), node.train.group_size)
+        """The base checkpoint's presence, the maze distributions themselves (layout files
+        load here: file:line:col errors), then (with torch) the method on groups of
+        `train.group_size` (`check_algo`) and CUDA's presence."""
         path = node.base.path
         need(
             path is None or Path(path).expanduser().is_file(), "base.path", "an existing file", path
@@ -78,6 +75,9 @@ class Config:
                 _ = spec and spec.grid_shape
             except UserError as e:  # a bad size, or a layout file (file:line:col)
                 raise ConfigError(f"eval.sets.{i} ({s.name}): {e}") from None
+        from mazerl.algos import check_algo  # loads the objectives (torch): checked last
+
+        check_algo(AlgoConfig(**node.algo), node.train.group_size)
         if str(node.device).startswith("cuda"):
             import torch
 
@@ -105,17 +105,18 @@ class EvaluateConfig:
 APP_SCHEMAS = {"config": Config, "evaluate": EvaluateConfig, "categorical": CategoricalConfig}
 
 
-def register_configs() -> None:
+def register_configs(picked: list[str] | None = None) -> None:
     """Load the plug-ins (`mazerl.core.plugins`), then register the schemas under `schema/`
     (so no schema shows among a group's options): the apps', each section's and each
-    registered policy's (`schema/policy/NAME`, from its `config_class`). A policy without a
-    `conf/policy/NAME.yaml` (a plug-in's) is also registered as the option `policy=NAME`
-    with its config class's defaults, and an advantage estimator without a
-    `conf/algo/NAME.yaml` as the option `algo=NAME` (`plugin_method`). Also the resolvers the
-    configs use."""
-    from hydra.core.config_store import ConfigStore
+    policy's (`schema/policy/NAME`, from its config class). A policy without a
+    `conf/policy/NAME.yaml` is also registered as the option `policy=NAME` with its config
+    class's defaults, and an advantage estimator without a `conf/algo/NAME.yaml` as the option
+    `algo=NAME` (`estimator_method`). Also the resolvers the configs use.
 
-    from mazerl.policy import POLICIES  # loads the policies (torch): not for `--help`
+    No torch: a policy whose config class sits beside its model (in a module that imports
+    torch) is registered only if `picked` (the policies a command line picks, `picked_policies`)
+    names it, or `picked` is None (every policy)."""
+    from hydra.core.config_store import ConfigStore
 
     load_plugins()
     register_resolvers()
@@ -129,16 +130,32 @@ def register_configs() -> None:
         "logger": LoggerConfig,
         "maze": MazeConfig,
     }
-    for name in POLICIES.names():
-        config_class = POLICIES.get(name).config_class
+    for name in POLICIES.known():
+        if name not in defined_policies() and picked is not None and name not in picked:
+            continue
+        config_class = policy_config(name)
         schemas[f"policy/{name}"] = config_class
         if not (CONF_DIR / "policy" / f"{name}.yaml").is_file():
             cs.store(group="policy", name=name, node=config_class)
-    for name in plugin_methods():
-        cs.store(group="algo", name=name, node=plugin_method(name))
+    for name in estimator_methods():
+        cs.store(group="algo", name=name, node=estimator_method(name))
     for path, node in schemas.items():
         group, _, name = f"schema/{path}".rpartition("/")
         cs.store(group=group, name=name, node=node)
+
+
+def picked_policies(argv: list[str]) -> list[str]:
+    """The policies a command line picks (`policy=a` or `policy=a,b`), each by its registered
+    name (a `conf/policy/NAME.yaml` gives its `name`)."""
+    found = []
+    for arg in argv:
+        key, _, value = arg.lstrip("+~").partition("=")
+        if key != "policy":
+            continue
+        for option in value.split(","):
+            path = CONF_DIR / "policy" / f"{option}.yaml"
+            found.append(OmegaConf.load(path).get("name", option) if path.is_file() else option)
+    return found
 
 
 # ---- walking a config with the rules

@@ -84,13 +84,13 @@ def one_of(*names: str) -> Rule:
 
 
 def registered(registry: Registry | Callable[[], Registry]) -> Rule:
-    """A name registered in `registry` (its names read when checked: plug-ins register late),
-    or in the registry a function returns when a value is checked (one whose module loads
-    torch: a config class names it without loading it, so `--help` loads no torch)."""
+    """A name registered in `registry`, or in the registry a function returns when a value is
+    checked; its names read when checked (plug-ins register late) with `Registry.known`,
+    which imports no part module (no torch)."""
     get = registry if callable(registry) else lambda: registry
     return Rule(
-        lambda v: isinstance(v, str) and v in get(),
-        lambda: f"a registered {get().kind} ({', '.join(get().names())})",
+        lambda v: isinstance(v, str) and v in get().known(),
+        lambda: f"a registered {get().kind} ({', '.join(get().known())})",
     )
 
 

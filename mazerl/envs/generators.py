@@ -6,7 +6,8 @@ the maze has exactly one simple path between any two cells. Cell `(i, j)` sits a
 coordinates `(2i+1, 2j+1)`; walls are the even lines. All randomness comes from the given
 `numpy.random.Generator` (PCG64), so the same seed gives the same maze on every machine.
 
-Adding a generator is one decorated function in this file (or any imported module).
+Adding a generator is one decorated function here or in a new module of `mazerl.envs` (the
+registry finds it there, `mazerl.core.registry`), or in a plug-in.
 """
 
 from collections.abc import Callable
@@ -20,9 +21,9 @@ from mazerl.envs.maze import Cell, Maze, shortest_path
 Passage = tuple[int, int]  # two flat cell indices i*width + j
 Generator = Callable[[int, int, np.random.Generator], list[Passage]]
 
-GENERATORS: Registry[Generator] = Registry("generator")
+GENERATORS: Registry[Generator] = Registry("generator", "mazerl.envs", ("GENERATORS.register",))
 PLACEMENTS: Registry[Callable[[int, int, list[Passage], np.random.Generator], tuple[int, int]]]
-PLACEMENTS = Registry("start_goal placement")
+PLACEMENTS = Registry("start_goal placement", "mazerl.envs", ("PLACEMENTS.register",))
 
 MIN_CELLS, MAX_CELLS = 2, 64
 

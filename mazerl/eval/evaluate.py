@@ -25,6 +25,7 @@ from mazerl.core.streams import STREAM_EVAL
 from mazerl.envs.maze import EVENTS, Maze
 from mazerl.envs.render import render_behaviour
 from mazerl.envs.spec import MazeSpec, eval_set_spec
+from mazerl.eval.metrics import METRICS
 from mazerl.eval.passk import default_ks, exact_pass_at_k, pass_at_k, standard_error
 from mazerl.policy.base import SequencePolicy
 from mazerl.policy.tokens import encode
@@ -113,15 +114,16 @@ def exact_route_masses(
 
 def sampled_metrics(correct: np.ndarray, n: int, ks) -> dict[str, float]:
     """Sampled metrics of `correct[m]` successes in n samples of each maze m: `pass@k` and
-    its standard error over mazes for every k of `ks` up to n (None: `default_ks(n)`),
-    `success_rate` and `coverage` (the share of mazes solved at least once)."""
+    its standard error over mazes for every k of `ks` up to n (None: `default_ks(n)`), then
+    every registered metric (`mazerl.eval.metrics.METRICS`: `success_rate`, `coverage` (the
+    share of mazes solved at least once), ...)."""
     out: dict = {}
     for k in [k for k in (ks or default_ks(n)) if k <= n]:
         per_maze = pass_at_k(np.full(len(correct), n), correct, k)
         out[f"pass@{k}"] = float(per_maze.mean())
         out[f"pass@{k}_se"] = standard_error(per_maze)
-    out["success_rate"] = float((correct / n).mean())
-    out["coverage"] = float((correct > 0).mean())
+    for name in METRICS.names():
+        out[name] = float(METRICS.get(name)(correct, n))
     return out
 
 

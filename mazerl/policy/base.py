@@ -14,11 +14,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from mazerl.core.registry import Registry
-from mazerl.policy.config import PolicyConfig, policy_name  # noqa: F401  (the plug-in API)
+from mazerl.policy.config import POLICIES, PolicyConfig, policy_name  # noqa: F401  (the API)
 from mazerl.policy.tokens import Prompts
 
-POLICIES: Registry[type["SequencePolicy"]] = Registry("policy")
 BOS_ACTION = 5  # "previous action" at the first response step
 
 

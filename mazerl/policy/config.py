@@ -1,31 +1,36 @@
-"""The policy configs: the fields every policy shares (`PolicyConfig`) and each built-in
-policy's, each field with its rule and description.
+"""The policy registry and configs: the fields every policy shares (`PolicyConfig`) and the
+built-in policies' config classes, each field with its rule and description.
 
-No torch here: `--help` and the config checks read these classes without loading the models
-(`policy_config` finds a policy's config class by its name). A policy class names its config
-class as its `config_class`; a plug-in's config class is in its own module, defined when
-`load_plugins` imports it.
+No torch here: `--help` and the config checks read these classes and the policies' names
+(`POLICIES.known()`, read from the source of the modules of `mazerl.policy` that use
+`@POLICIES.register`) without loading the models. A policy class names its config class as
+its `config_class`; a new policy's config class may sit beside it in its module (then
+`policy_config` imports that module, and torch, to find it), a plug-in's in its own module.
 """
 
-import importlib
 import inspect
 from dataclasses import dataclass
 
+from mazerl.core.registry import Registry
 from mazerl.core.settings import COUNT, FLAG, POSITIVE, need, number, registered, setting
+
+# a module of `mazerl.policy` that uses `@POLICIES.register("NAME")` holds a policy
+POLICIES = Registry("policy", "mazerl.policy", ("POLICIES.register",))
 
 
 def policy_name(name: str):
     """The `name` field of a policy config, defaulting to the policy's registered `name`."""
     return setting(
         name,
-        registered(lambda: importlib.import_module("mazerl.policy").POLICIES),
+        registered(POLICIES),
         "the policy architecture (pick it with policy=gru | transformer | ...)",
     )
 
 
 @dataclass
 class PolicyConfig:
-    """Fields shared by every policy config (`conf/policy/*.yaml`). A policy's config class
+    """Fields shared by every policy config (`conf/policy/*.yaml`): every policy has a width
+    `hidden` (the smoke preset sets it, whatever the policy). A policy's config class
     derives from it, sets `name: str = policy_name("NAME")`, gives each of its own fields a
     `setting` (rule and description), and is its policy class's `config_class`."""
 
@@ -33,14 +38,14 @@ class PolicyConfig:
     sees_position: bool = setting(
         False, FLAG, "true: also feed the current cell at each step (a Markov variant)"
     )
+    hidden: int = setting(
+        64, COUNT, "model width d (GRU: conv channels, state and attention width)"
+    )
 
 
 @dataclass
 class GruConfig(PolicyConfig):
     name: str = policy_name("gru")
-    hidden: int = setting(
-        64, COUNT, "model width d (GRU: conv channels, state and attention width)"
-    )
     encoder_layers: int = setting(
         6, COUNT, "GRU: residual 3x3 convs of the maze encoder, dilations 1, 2, 4"
     )
@@ -83,17 +88,16 @@ class TransformerConfig(PolicyConfig):
 def policy_config(name: str) -> type[PolicyConfig]:
     """The config class of the policy `name`: the subclass of `PolicyConfig` that sets its
     `name` to it (`policy_name("NAME")`). A name none of the classes defined so far has loads
-    the policy modules (`mazerl.policy.MODULES`, with torch: a config class beside its model)
-    and looks again; `PolicyConfig` itself for a name no policy has (its `name` rule then
-    refuses it)."""
-    if name not in _config_classes():
-        _ = importlib.import_module("mazerl.policy").POLICIES  # imports every module
+    the policy modules (`POLICIES`, with torch: a config class beside its model) and looks
+    again; `PolicyConfig` itself for a name no policy has (its `name` rule then refuses it)."""
+    if name not in _config_classes() and name in POLICIES.known():
+        POLICIES.load()
     return _config_classes().get(name, PolicyConfig)
 
 
-def policy_names() -> list[str]:
-    """The names of the policies whose config classes are defined: the built-ins', and each
-    loaded plug-in's."""
+def defined_policies() -> list[str]:
+    """The policies whose config classes are defined so far (no module imported): the
+    built-ins' of this module, a loaded plug-in's, and those of imported policy modules."""
     return sorted(_config_classes())
 
 
