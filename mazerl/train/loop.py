@@ -15,7 +15,6 @@ and the settings that differ, else null), and `.run.lock` while a job trains it
 """
 
 import contextlib
-import copy
 import signal
 import time
 from dataclasses import dataclass
@@ -62,7 +61,7 @@ from mazerl.train.progress import (
 from mazerl.train.run_state import RunState, finite, read_metrics, start_fork
 from mazerl.train.scalar_log import FILE as SCALARS_FILE
 from mazerl.train.scalar_log import ScalarLog
-from mazerl.train.schedule import iterations_for, lr_factor
+from mazerl.train.schedule import iterations_for
 from mazerl.train.sft import obtain_base
 from mazerl.train.step import Learner, StepStats, TrainStep
 
@@ -155,7 +154,7 @@ def _set_up(cfg: DictConfig, out: Path) -> Run:
         base_dir, base, sets, device, progress.log,
         maze=cfg.maze, eval=cfg.eval, weights=base_origin["sha256"],
     )  # fmt: skip
-    learner = _learner(cfg, base, total)
+    learner = Learner.start(cfg.train, base, total)
     state = RunState(
         out / "checkpoints", cfg.train.keep_checkpoints, to_container(cfg), base_dir,
         base_origin, policy_state=learner.policy, optimizer=learner.optimizer,
@@ -168,19 +167,6 @@ def _set_up(cfg: DictConfig, out: Path) -> Run:
         cfg, out, device, progress, sets, base_eval, base_origin, mazes, learner, step, state,
         total, resumed, info,
     )  # fmt: skip
-
-
-def _learner(cfg: DictConfig, base: torch.nn.Module, total: int) -> Learner:
-    """The trained policy (a copy of the base policy), its AdamW optimizer and schedule."""
-    t = cfg.train
-    policy = copy.deepcopy(base).train()
-    optimizer = torch.optim.AdamW(
-        policy.parameters(), lr=t.lr, betas=tuple(t.betas), weight_decay=t.weight_decay
-    )
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda it: lr_factor(it, total, t.warmup, t.schedule)
-    )
-    return Learner(policy, optimizer, scheduler, base)
 
 
 def _resume_or_fork(t, state: RunState, out: Path, total: int, device, progress) -> Path | None:

@@ -9,6 +9,7 @@ evaluation, signals) and `mazerl-bench` times these same calls. Everything rando
 the run seed's streams keyed by the iteration, so a step is a function of (learner, it).
 """
 
+import copy
 from dataclasses import dataclass
 
 import torch
@@ -19,6 +20,7 @@ from mazerl.eval.routes import route_tracking
 from mazerl.rollout import Rollouts
 from mazerl.train.collect import collect
 from mazerl.train.config import TrainConfig
+from mazerl.train.schedule import lr_factor
 from mazerl.train.update import update
 
 
@@ -32,6 +34,21 @@ class Learner:
     optimizer: torch.optim.Optimizer
     scheduler: torch.optim.lr_scheduler.LRScheduler
     base: torch.nn.Module
+
+    @classmethod
+    def start(cls, train: TrainConfig, base: torch.nn.Module, total: int) -> "Learner":
+        """A run's learner before its first iteration: a copy of the `base` policy, AdamW
+        (`train.lr`, `betas`, `weight_decay`) and the schedule over `total` iterations
+        (`train.warmup`, `train.schedule`)."""
+        policy = copy.deepcopy(base).train()
+        optimizer = torch.optim.AdamW(
+            policy.parameters(), lr=train.lr, betas=tuple(train.betas),
+            weight_decay=train.weight_decay,
+        )  # fmt: skip
+        scheduler = torch.optim.lr_scheduler.LambdaLR(
+            optimizer, lambda it: lr_factor(it, total, train.warmup, train.schedule)
+        )
+        return cls(policy, optimizer, scheduler, base)
 
 
 @dataclass
