@@ -4,27 +4,33 @@ Prints one JSON line per figure, then a table. Figures:
   1. env_steps_per_s   batched stepper (and the VectorEnv on it) vs gymnasium SyncVectorEnv
   2. generation        rollout tokens/s per policy at 64x8 and 256x8, time outside the network
   3. token_cost        tokens/s of policy.step at max length 32, 64, 128 (O(1) per token?)
-  4. iteration_ms      one training iteration by phase
+  4. iteration_ms      one iteration of the default job by phase (the trainer's own step)
   5. flops             achieved FLOP/s of the policy in generation and update vs torch matmul
   6. smoke_sweep_s     wall time of `mazerl-train -m experiment=smoke` (joblib)
-  7. skip_update       the update at 16 x 8 and 16 x 128 with 0, 50, 88% zero-advantage groups,
-                       skipping them vs the full computation (ratio)
+  7. skip_update       the trainer's update at 16 x 8 and 16 x 128 with 0, 50, 88%
+                       zero-advantage groups, skipping them vs the full computation (ratio)
   8. compaction        generation at 128, 2,048, 16,384 rows, finished rows compacted vs not
   9. help_s            whole-process `--help` of each Hydra app vs `python -c pass` and
                        `python -c "import torch"` (help loads no torch)
  10. long_run          (--long) iterations 1,001-1,500 of an N=8 sweep run, update skipping
                        off vs on (minutes)
  10. trl_vs_mazerl     the same GRPO steps (same mazes, N, steps) with TRL's GRPOTrainer on a
-                       Qwen2 of mazerl's transformer shape and with mazerl's own rollout and
-                       update, one after the other: rollouts/s of each and their ratio (needs
+                       Qwen2 of mazerl's transformer shape and with mazerl's training step,
+                       one after the other: rollouts/s of each and their ratio (needs
                        the extra mazerl[llm], else skipped with a note; `--trl`: this row only)
 Every timing is the median of repeats with min and max. `--quick` runs in under a minute.
+
+The policies, mazes and training settings are the shipped ones (the `mazerl-train` config,
+composed with the figure's overrides), and every figure that trains calls the trainer's own
+step (`mazerl.train.step.TrainStep`: collect, advantages, update): a variant (guided episodes,
+update skipping off) is the step's argument or an override, never a copy of the step.
 
 Generation is measured with the policy's full network running at every step but the action
 taken from the maze's solution, so episodes have the length a good policy produces whatever
 the weights (an untrained policy hits a wall after about two moves).
 """
 
+import functools
 import json
 import os
 import subprocess
@@ -36,25 +42,76 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import torch
+from omegaconf import DictConfig
 from torch.utils.flop_counter import FlopCounterMode
 
-from mazerl.algos import AlgoConfig, FocalConfig, group_advantages, policy_loss
 from mazerl.core.cli import ArgumentParser
 from mazerl.envs.batch import MazeBatch, MazeVectorEnv
 from mazerl.envs.maze_env import MazeEnv
-from mazerl.envs.spec import MazeSpec
+from mazerl.envs.spec import MazeSpec, maze_spec
 from mazerl.policy import build_policy
-from mazerl.policy.gru import GruConfig
 from mazerl.policy.tokens import N_ACTIONS
-from mazerl.policy.transformer import TransformerConfig
-from mazerl.rollout import generate, score
+from mazerl.rollout import generate
+from mazerl.train.collect import TrainingMazes
+from mazerl.train.step import Batch, Learner, TrainStep
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_SIZE = 5
-POLICIES = {  # the shipped CPU configs (conf/policy/gru.yaml, transformer.yaml)
-    "gru": GruConfig(hidden=64, encoder_layers=6),
-    "transformer": TransformerConfig(layers=2, hidden=128, heads=4, kv_heads=2, ffn=512),
-}
+POLICIES = ("gru", "transformer")  # the shipped CPU policies (conf/policy/*.yaml)
+CPU = torch.device("cpu")
+
+
+@functools.cache
+def composed(*overrides: str) -> DictConfig:
+    """The `mazerl-train` config with `overrides`, composed and validated as the trainer's:
+    the benchmark's policies, mazes and training settings are the shipped ones."""
+    from hydra import compose, initialize_config_dir
+
+    from mazerl.apps.schema import register_configs, validate
+    from mazerl.core.config import CONF_DIR
+
+    register_configs()
+    with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=list(overrides))
+    validate(cfg)
+    return cfg
+
+
+def policy_of(name: str):
+    """A freshly initialised policy `name` as `conf/policy/<name>.yaml` configures it."""
+    return build_policy(composed(f"policy={name}").policy)
+
+
+def default_mazes(count: int, *seed: int) -> list:
+    """`count` mazes of the default job's distribution (`conf/maze`), maze i drawn from
+    `default_rng([*seed, i])`."""
+    spec = maze_spec(composed().maze)
+    return [spec.sample(np.random.default_rng([*seed, i])) for i in range(count)]
+
+
+class Drawn:
+    """A training-maze source (as `TrainingMazes`) that gives mazes drawn beforehand, so a
+    figure times the drawing apart from the step."""
+
+    def __init__(self, mazes) -> None:
+        self.mazes = mazes
+
+    def draw(self, count: int, it: int, rounds: int) -> list:
+        return self.mazes[:count]
+
+
+def trainer(*overrides: str) -> tuple[Learner, TrainStep]:
+    """The learner (an untrained policy, seed 0) and the training step of the `mazerl-train`
+    config with `overrides`: the objects and calls the trainer itself uses."""
+    cfg = composed(*overrides)
+    torch.manual_seed(0)
+    return Learner.start(cfg.train, build_policy(cfg.policy), 1), TrainStep.of(cfg, CPU)
+
+
+def mixed(batch: Batch) -> Batch:
+    """Every third rollout failed: mixed groups, so the update has work to do (a solution
+    follower's rollouts all succeed)."""
+    batch.rollouts.reward[::3] = 0.0
+    return batch
 
 
 def timed(fn, repeats: int) -> dict:
@@ -181,8 +238,8 @@ def env_figure(n_envs: int, steps: int, repeats: int) -> dict:
 
 def generation_figure(name: str, prompts: int, group: int, repeats: int) -> dict:
     torch.manual_seed(0)
-    policy = build_policy(POLICIES[name]).eval()
-    mazes = [MazeSpec(size=DEFAULT_SIZE).sample(np.random.default_rng(i)) for i in range(prompts)]
+    policy = policy_of(name).eval()
+    mazes = default_mazes(prompts)
     follower = SolutionFollower(policy, mazes, group)
     runs = []  # (engine seconds, network seconds, tokens) per repeat
 
@@ -213,11 +270,10 @@ def generation_figure(name: str, prompts: int, group: int, repeats: int) -> dict
 def token_cost_figure(name: str, repeats: int) -> dict:
     """tokens/s of `policy.step` alone for 64 x 8 rows at max length 32, 64 and 128."""
     torch.manual_seed(0)
-    policy = build_policy(POLICIES[name]).eval()
-    spec = MazeSpec(size=DEFAULT_SIZE)
+    policy = policy_of(name).eval()
     from mazerl.policy.tokens import encode
 
-    prompts = encode([spec.sample(np.random.default_rng(i)) for i in range(64)])
+    prompts = encode(default_mazes(64))
     b = 64 * 8
     out = {"figure": "token_cost", "policy": name}
     for length in (32, 64, 128):
@@ -238,32 +294,27 @@ def token_cost_figure(name: str, repeats: int) -> dict:
 
 
 def iteration_figure(repeats: int) -> dict:
-    """One iteration at the default config (GRU, 5x5 mazes, 32 prompts x 8), by phase."""
-    torch.manual_seed(0)
-    policy = build_policy(POLICIES["gru"])
-    opt = torch.optim.AdamW(policy.parameters(), lr=1e-4)
-    spec = MazeSpec(size=DEFAULT_SIZE)
-    algo, focal = AlgoConfig(), FocalConfig(gamma=0.5)
+    """One iteration of the default job (`mazerl-train` with no overrides: GRU, 5x5 mazes, 32
+    prompts x 8) by phase, each the trainer's own call: `TrainingMazes.draw`, then
+    `TrainStep.collect` (episodes of solution length: `SolutionFollower`, every third one
+    failed: `mixed`), `TrainStep.advantages` and `TrainStep.update`."""
+    cfg = composed()
+    learner, step = trainer()
+    prompts, group = cfg.train.num_prompts, cfg.train.group_size
+    source = TrainingMazes(maze_spec(cfg.maze), cfg.maze.pool_size, set(), cfg.seed)
     phases: dict[str, list[float]] = {k: [] for k in ("mazes", "rollout", "advantages", "update")}
-    for rep in range(repeats + 1):
+    for it in range(repeats + 1):
         t0 = time.perf_counter()
-        mazes = [spec.sample(np.random.default_rng([rep, i])) for i in range(32)]
+        mazes = source.draw(prompts, it, 0)
         t1 = time.perf_counter()
-        follower = SolutionFollower(policy, mazes, 8)
-        r = generate(follower, mazes, 8, generator=torch.Generator().manual_seed(rep))
-        r.reward[::3] = 0.0  # mixed groups, so the update has work to do
+        follower = SolutionFollower(learner.policy, mazes, group)
+        batch = mixed(step.collect(learner, Drawn(mazes), it, sampler=follower))
         t2 = time.perf_counter()
-        adv, _ = group_advantages(r.rewards_by_group, algo, focal)
+        advantages, _ = step.advantages(batch)
         t3 = time.perf_counter()
-        logp, ent = score(policy, r)
-        loss, _ = policy_loss(
-            algo, logp=logp, old_logp=r.logp, advantages=adv.flatten(), mask=r.mask, entropy=ent
-        )
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+        step.update(learner, batch, advantages, it)
         t4 = time.perf_counter()
-        if rep:  # the first is a warm-up
+        if it:  # the first is a warm-up
             for k, a, b in (
                 ("mazes", t0, t1),
                 ("rollout", t1, t2),
@@ -271,7 +322,12 @@ def iteration_figure(repeats: int) -> dict:
                 ("update", t3, t4),
             ):
                 phases[k].append((b - a) * 1e3)
-    out = {"figure": "iteration_ms", "policy": "gru", "prompts": 32, "group_size": 8}
+    out = {
+        "figure": "iteration_ms",
+        "policy": cfg.policy.name,
+        "prompts": prompts,
+        "group_size": group,
+    }
     out.update({k: float(np.median(v)) for k, v in phases.items()})
     out.update({f"{k}_range": [min(v), max(v)] for k, v in phases.items()})
     out["total"] = sum(out[k] for k in phases)
@@ -279,21 +335,24 @@ def iteration_figure(repeats: int) -> dict:
 
 
 def policy_flops(name: str, repeats: int) -> tuple[float, float]:
-    """Achieved FLOP/s of one policy: generation (64 x 8 rollouts) and update (forward +
-    backward of the rollouts' log-probs), FLOPs counted by torch's FlopCounterMode."""
-    torch.manual_seed(0)
-    policy = build_policy(POLICIES[name])
-    mazes = [MazeSpec(size=DEFAULT_SIZE).sample(np.random.default_rng(i)) for i in range(64)]
-    follower = SolutionFollower(policy, mazes, 8)
+    """Achieved FLOP/s of one policy: generation (64 x 8 rollouts) and the trainer's update
+    of those rollouts (`TrainStep.update`: forward, backward, clipping, optimizer step), FLOPs
+    counted by torch's FlopCounterMode."""
+    learner, step = trainer(f"policy={name}", "train.num_prompts=64", "train.group_size=8")
+    mazes = default_mazes(64)
+    follower = SolutionFollower(learner.policy, mazes, 8)
 
     def gen():
         return generate(follower, mazes, 8, generator=torch.Generator().manual_seed(0))
 
+    batch = mixed(step.collect(learner, Drawn(mazes), 0, sampler=follower))
+    advantages, _ = step.advantages(batch)
+
     def upd():
-        score(policy, r)[0].sum().backward()
+        step.update(learner, batch, advantages, 0)
 
     with FlopCounterMode(display=False) as counter:
-        r = gen()
+        gen()
     gen_rate = counter.get_total_flops() / timed(gen, repeats)["median"]
     with FlopCounterMode(display=False) as counter:
         upd()
@@ -329,32 +388,27 @@ def paired(fns: dict, repeats: int) -> dict:
 
 
 def skip_update_figure(group: int, zero_frac: float, repeats: int) -> dict:
-    """One update (16 mazes x `group`, GRU) with and without skipping the zero-advantage
-    groups, `zero_frac` of the 16 groups all-equal; episodes from `GuidedPolicy`."""
-    from types import SimpleNamespace
-
-    from mazerl.train.update import update
-
-    torch.manual_seed(0)
+    """The trainer's update (`TrainStep.update`, 16 mazes x `group`, the default job's GRU and
+    settings) with `train.skip_zero_advantage` true and false, `zero_frac` of the 16 groups
+    all-equal; episodes from `GuidedPolicy`."""
     prompts = 16
-    policy = build_policy(POLICIES["gru"])
-    mazes = [MazeSpec(size=DEFAULT_SIZE).sample(np.random.default_rng(i)) for i in range(prompts)]
-    r = generate(GuidedPolicy(policy, mazes, group), mazes, group, generator=torch.Generator())
+    shape = (f"train.num_prompts={prompts}", f"train.group_size={group}")
+    learner, skip = trainer(*shape)
+    _, full = trainer(*shape, "train.skip_zero_advantage=false")
+    mazes = default_mazes(prompts)
+    guided = GuidedPolicy(learner.policy, mazes, group)
+    batch = skip.collect(learner, Drawn(mazes), 0, sampler=guided)
     zero = int(zero_frac * prompts)
     rewards = torch.zeros(prompts, group)
     rewards[zero:, : group // 2] = 1.0  # mixed groups
     rewards[:zero:2] = 1.0  # half the all-equal groups all correct, half all wrong
-    algo = AlgoConfig()
-    adv = group_advantages(rewards, algo, FocalConfig())[0].flatten()
-    opt = torch.optim.AdamW(policy.parameters(), lr=1e-6)
+    batch.rollouts.reward[:] = rewards.flatten()
+    advantages, _ = skip.advantages(batch)
 
-    def run(skip):
-        cfg = SimpleNamespace(
-            ppo_epochs=1, minibatches=1, temperature=1.0, grad_clip=1.0, skip_zero_advantage=skip
-        )
-        return lambda: update(policy, None, opt, r, adv, algo, cfg, seed=0, it=0)
+    def run(step):
+        return lambda: step.update(learner, batch, advantages, 0)
 
-    t = paired({"full": run(False), "skip": run(True)}, repeats)
+    t = paired({"full": run(full), "skip": run(skip)}, repeats)
     return {
         "figure": "skip_update",
         "prompts": prompts,
@@ -370,8 +424,8 @@ def compaction_figure(prompts: int, group: int, repeats: int) -> dict:
     """Generation (GRU, `GuidedPolicy` episodes) with and without compacting finished rows;
     `finished_row_steps`: the fraction of row-steps the full loop spends on finished rows."""
     torch.manual_seed(0)
-    policy = build_policy(POLICIES["gru"]).eval()
-    mazes = [MazeSpec(size=DEFAULT_SIZE).sample(np.random.default_rng(i)) for i in range(prompts)]
+    policy = policy_of("gru").eval()
+    mazes = default_mazes(prompts)
     guided = GuidedPolicy(policy, mazes, group)
 
     def run(compact):
@@ -473,28 +527,21 @@ def long_run_figure(first: int = 1000, last: int = 1500) -> dict:
 
 
 def mazerl_grpo_speed(mazes, group: int, steps: int) -> dict:
-    """`steps` GRPO iterations (after one warm-up) of mazerl's transformer on `mazes`: sample
-    `group` rollouts each (the solution followed, the network run at every step, as in
-    `generation`), F-GRPO advantages, one update. Returns rollouts/s and tokens per rollout."""
-    torch.manual_seed(0)
-    policy = build_policy(POLICIES["transformer"])
-    opt = torch.optim.AdamW(policy.parameters(), lr=1e-4)
-    algo, focal = AlgoConfig(), FocalConfig(gamma=0.5)
+    """`steps` iterations (after one warm-up) of the trainer's step (`TrainStep`) with the
+    shipped transformer on `mazes`: `group` rollouts each (the solution followed, the network
+    run at every step, as in `generation`; every third one failed: `mixed`), advantages, one
+    update. Returns rollouts/s and tokens per rollout."""
+    shape = (f"train.num_prompts={len(mazes)}", f"train.group_size={group}")
+    learner, step = trainer("policy=transformer", *shape)
     seconds, tokens = [], []
-    for rep in range(steps + 1):
+    for it in range(steps + 1):
         t0 = time.perf_counter()
-        r = generate(SolutionFollower(policy, mazes, group), mazes, group)
-        r.reward[::3] = 0.0  # mixed groups, so the update has work to do
-        adv, _ = group_advantages(r.rewards_by_group, algo, focal)
-        logp, ent = score(policy, r)
-        loss, _ = policy_loss(
-            algo, logp=logp, old_logp=r.logp, advantages=adv.flatten(), mask=r.mask, entropy=ent
-        )
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        if rep:  # the first is a warm-up
+        follower = SolutionFollower(learner.policy, mazes, group)
+        batch = mixed(step.collect(learner, Drawn(mazes), it, sampler=follower))
+        step.learn(learner, batch, it)
+        if it:  # the first is a warm-up
             seconds.append(time.perf_counter() - t0)
+            r = batch.rollouts
             tokens.append(r.mask.sum().item() / r.mask.shape[0])
     return {
         "rollouts_per_s": len(mazes) * group * steps / sum(seconds),
@@ -511,12 +558,14 @@ def trl_figure(prompts: int = 16, group: int = 8, steps: int = 3, pairs: int = 3
         from mazerl.llm.speed import trl_grpo_speed
     except ImportError as e:
         return {**out, "skipped": f"needs the extra: pip install 'mazerl[llm]' ({e.name} missing)"}
-    spec = MazeSpec(size=DEFAULT_SIZE)
-    mazes = [spec.sample(np.random.default_rng([7, i])) for i in range(prompts)]
+    from mazerl.policy.config import TransformerConfig
+
+    mazes = default_mazes(prompts, 7)
+    transformer = TransformerConfig(**composed("policy=transformer").policy)
     runs = [
         (
             mazerl_grpo_speed(mazes, group, steps),
-            trl_grpo_speed(mazes, group, steps, POLICIES["transformer"]),
+            trl_grpo_speed(mazes, group, steps, transformer),
         )
         for _ in range(pairs)
     ]
@@ -558,8 +607,9 @@ def table(results: list[dict]) -> str:
                 + f"  (128/32 = {r['ratio_128_vs_32']:.2f})"
             )
         elif f == "iteration_ms":
+            label = f"iteration ms ({r['policy']} {r['prompts']}x{r['group_size']})"
             lines.append(
-                f"{'iteration ms (gru 32x8)':28s} "
+                f"{label:28s} "
                 + ", ".join(
                     f"{k} {r[k]:.0f}" for k in ("mazes", "rollout", "advantages", "update", "total")
                 )

@@ -18,7 +18,7 @@ from mazerl.core.streams import (
     torch_generator,
 )
 from mazerl.envs.maze import EVENTS, Maze
-from mazerl.envs.spec import MazeConfig, MazeSpec, sample_mazes
+from mazerl.envs.spec import MazeSpec, sample_mazes
 from mazerl.rollout import Rollouts, generate
 from mazerl.train.config import TrainConfig
 
@@ -107,14 +107,14 @@ def collect(
     it: int,
     device,
     *,
-    maze: MazeConfig,
+    allow_revisits: bool,
     train: TrainConfig,
     algo: AlgoConfig,
     seed: int,
 ) -> tuple[Rollouts, int]:
     """Sample iteration `it`'s `train.num_prompts` x `train.group_size` rollouts (at
-    `train.temperature` and `train.top_p`, under `maze.allow_revisits`, from the run `seed`'s
-    sampling stream). With DAPO's dynamic sampling (`algo.dynamic_sampling`), groups with
+    `train.temperature` and `train.top_p`, under the maze rule `allow_revisits`, from the run
+    `seed`'s sampling stream). With DAPO's dynamic sampling (`algo.dynamic_sampling`), groups with
     all-equal rewards are dropped and more mazes are drawn (up to
     `algo.dynamic_sampling_max_rounds` extra rounds) to refill the batch. Returns the
     rollouts and the rounds used."""
@@ -127,7 +127,7 @@ def collect(
             t.group_size,
             temperature=t.temperature,
             top_p=t.top_p,
-            allow_revisits=maze.allow_revisits,
+            allow_revisits=allow_revisits,
             device=device,
             generator=torch_generator(device, seed, STREAM_SAMPLING, it, rounds),
         )

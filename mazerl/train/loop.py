@@ -1,8 +1,10 @@
-"""`train(cfg)`: RLVR on mazes with group-based objectives, one page from set-up to metrics.
+"""`train(cfg)`: RLVR on mazes with group-based objectives: the I/O around the training step.
 
-One iteration: draw `num_prompts` mazes, sample `group_size` rollouts of each, score them with
-the batched stepper, compute group advantages times the focal weight g = (1 - mu_hat)^gamma,
-then `ppo_epochs` x `minibatches` clipped updates against the sampling-time log-probs.
+One iteration is `mazerl.train.step.TrainStep`: draw `num_prompts` mazes, sample `group_size`
+rollouts of each, score them with the batched stepper, compute group advantages times the focal
+weight g = (1 - mu_hat)^gamma, then `ppo_epochs` x `minibatches` clipped updates against the
+sampling-time log-probs. This module does the rest: the run dir's lock, resume and fork, the
+base model, logging, evaluation, checkpoints and signals.
 Outputs (in the run dir `out`): `tb/` TensorBoard events, `checkpoints/`, `eval/*.json`,
 `train.csv` (training scalars every `log_every` iterations), `metrics.json` (written last: its
 presence marks a finished run; `code`: the version and git commit of the code, `code_identity`,
@@ -13,16 +15,16 @@ and the settings that differ, else null), and `.run.lock` while a job trains it
 """
 
 import contextlib
-import copy
 import signal
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 from omegaconf import DictConfig, OmegaConf
 from torch.utils.tensorboard import SummaryWriter
 
-from mazerl.algos import AlgoConfig, FocalConfig, group_advantages
+from mazerl.algos import AlgoConfig, FocalConfig
 from mazerl.core.cache import cache_root
 from mazerl.core.config import to_container
 from mazerl.core.device import cpu_info, select_device, setup
@@ -38,7 +40,6 @@ from mazerl.eval.dashboard import (
     write_hparams,
 )
 from mazerl.eval.evaluate import excluded_keys
-from mazerl.eval.routes import route_tracking
 from mazerl.eval.runner import (
     BaseEvaluation,
     cached_sets,
@@ -47,7 +48,7 @@ from mazerl.eval.runner import (
     last_saved,
     log_eval,
 )
-from mazerl.train.collect import TRAIN_BLOCK, TrainingMazes, collect, rollout_metrics
+from mazerl.train.collect import TRAIN_BLOCK, TrainingMazes, rollout_metrics
 from mazerl.train.progress import (
     Progress,
     SignalCheck,
@@ -60,9 +61,9 @@ from mazerl.train.progress import (
 from mazerl.train.run_state import RunState, finite, read_metrics, start_fork
 from mazerl.train.scalar_log import FILE as SCALARS_FILE
 from mazerl.train.scalar_log import ScalarLog
-from mazerl.train.schedule import iterations_for, lr_factor
+from mazerl.train.schedule import iterations_for
 from mazerl.train.sft import obtain_base
-from mazerl.train.update import update
+from mazerl.train.step import Learner, StepStats, TrainStep
 
 
 class TrainingError(UserError):
@@ -92,60 +93,85 @@ def train(cfg: DictConfig, out: Path) -> dict:
 
 
 def _train(cfg: DictConfig, out: Path, job_start: float) -> dict:
-    """`train`'s body, run while this job holds the run dir's lock."""
+    """`train`'s body, run while this job holds the run dir's lock: set up, iterate, finish."""
+    run = _set_up(cfg, out)
+    writer = _open_events(run)
+    train_scalars = _iterate(run, writer)
+    return _finish(run, writer, train_scalars, job_start)
+
+
+@dataclass
+class Run:
+    """A run's parts while its job trains it: the config, the run dir, the device, the
+    console, the evaluation sets and their base-model results, the training mazes, the
+    learner and its step, the checkpointed state, the iterations, and what `metrics.json`
+    records of the machine and the code (`info`)."""
+
+    cfg: DictConfig
+    out: Path
+    device: torch.device
+    progress: Progress
+    sets: list
+    base_eval: BaseEvaluation
+    base_origin: dict
+    mazes: TrainingMazes
+    learner: Learner
+    step: TrainStep
+    state: RunState
+    total: int
+    resumed: Path | None
+    info: dict
+
+
+def _set_up(cfg: DictConfig, out: Path) -> Run:
+    """Device and threads, the console summary, the evaluation sets, the training mazes, the
+    base policy (SFT, cached) and its evaluation, the learner; resumed or forked."""
     device = select_device(cfg.device)
     threads = setup(cfg.seed, cfg.threads, device)
     algo, focal = AlgoConfig(**cfg.algo), FocalConfig(**cfg.focal)
     progress = Progress(progress_mode(cfg.logger), cfg.train.log_every)
     cpu, code = cpu_info(), dict(code_identity())
-    mazes = maze_spec(cfg.maze).describe()
-    summary = config_summary(
-        out, device, threads, mazes, cpu, code, algo=algo, focal=focal, train=cfg.train,
-        maze=cfg.maze, policy=cfg.policy, seed=cfg.seed,
+    progress.log(
+        config_summary(
+            out, device, threads, maze_spec(cfg.maze).describe(), cpu, code, algo=algo,
+            focal=focal, train=cfg.train, maze=cfg.maze, policy=cfg.policy, seed=cfg.seed,
+        )
     )  # fmt: skip
-    progress.log(summary)
-
-    # ---- evaluation sets, the base policy (SFT, cached) and its evaluation
     cache = cache_root(cfg.base.cache_dir)
     sets = cached_sets(cfg.maze, cfg.eval, cache / "eval_sets", progress.log)
-    excluded, names = excluded_keys(sets), [s.name for s in sets]
-    spec, pool_size = maze_spec(cfg.maze), cfg.maze.pool_size
     total = iterations_for(cfg.train)
-    training_mazes = TrainingMazes(
-        spec, pool_size, excluded, cfg.seed, progress.log,
+    mazes = TrainingMazes(
+        maze_spec(cfg.maze), cfg.maze.pool_size, excluded_keys(sets), cfg.seed, progress.log,
         cache_dir=cache / "train_mazes", block=min(TRAIN_BLOCK, total),
     )  # fmt: skip
     held_out = held_out_keys(
         cfg.maze, cfg.eval, cfg.base.held_out, cache / "eval_sets", progress.log
     )
-    base_policy, base_dir, base_origin = obtain_base(
+    base, base_dir, base_origin = obtain_base(
         held_out, device, progress.log, maze=cfg.maze, policy=cfg.policy, base=cfg.base
     )
     base_eval = BaseEvaluation.load_or_run(
-        base_dir, base_policy, sets, device, progress.log,
+        base_dir, base, sets, device, progress.log,
         maze=cfg.maze, eval=cfg.eval, weights=base_origin["sha256"],
     )  # fmt: skip
-
-    # ---- the trained policy, its optimizer and schedule; resume from the run dir
-    policy = copy.deepcopy(base_policy).train()
-    ref_policy = base_policy if algo.kl_beta > 0 else None
-    t = cfg.train
-    optimizer = torch.optim.AdamW(
-        policy.parameters(), lr=t.lr, betas=tuple(t.betas), weight_decay=t.weight_decay
-    )
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda it: lr_factor(it, total, t.warmup, t.schedule)
-    )
+    learner = Learner.start(cfg.train, base, total)
     state = RunState(
-        out / "checkpoints",
-        t.keep_checkpoints,
-        to_container(cfg),
-        base_dir,
-        base_origin,
-        policy_state=policy,
-        optimizer=optimizer,
-        scheduler=scheduler,
-    )
+        out / "checkpoints", cfg.train.keep_checkpoints, to_container(cfg), base_dir,
+        base_origin, policy_state=learner.policy, optimizer=learner.optimizer,
+        scheduler=learner.scheduler,
+    )  # fmt: skip
+    resumed = _resume_or_fork(cfg.train, state, out, total, device, progress)
+    step = TrainStep.of(cfg, device)
+    info = {"threads": threads, "device": str(device), **cpu, "code": code}
+    return Run(
+        cfg, out, device, progress, sets, base_eval, base_origin, mazes, learner, step, state,
+        total, resumed, info,
+    )  # fmt: skip
+
+
+def _resume_or_fork(t, state: RunState, out: Path, total: int, device, progress) -> Path | None:
+    """Resume from the run dir's last checkpoint (`train.resume`), else start from another
+    run's (`train.fork`), else nothing; returns the checkpoint resumed from."""
     fork = Path(t.fork).expanduser().resolve() if t.fork is not None else None
     resumed = state.resume(device, progress.warn) if t.resume else None
     if resumed is not None:
@@ -157,117 +183,67 @@ def _train(cfg: DictConfig, out: Path, job_start: float) -> dict:
         progress.log(f"resuming from {resumed} at iteration {state.iteration}")
     elif fork is not None:  # a counterfactual: another run's state, these settings
         progress.log(start_fork(state, fork, out, total, device))
-    start = state.iteration
+    return resumed
 
-    # events after the checkpoint (a crash before the next one) are purged and logged again
+
+def _open_events(run: Run) -> SummaryWriter:
+    """The TensorBoard writer; events after the checkpoint (a crash before the next one) are
+    purged and logged again. A new run's first events: the config, the layout, the base
+    model's evaluation at step 0."""
+    cfg, start = run.cfg, run.state.iteration
     writer = SummaryWriter(
-        str(out / "tb"), purge_step=start + 1 if start else None, flush_secs=cfg.logger.flush_secs
-    )
-    if resumed is None:  # new events: from scratch, or a fork's first launch
+        str(run.out / "tb"), purge_step=start + 1 if start else None,
+        flush_secs=cfg.logger.flush_secs,
+    )  # fmt: skip
+    if run.resumed is None:  # new events: from scratch, or a fork's first launch
         writer.add_text("config", f"```yaml\n{OmegaConf.to_yaml(cfg, resolve=True)}\n```")
+        names = [s.name for s in run.sets]
         writer.add_custom_scalars(
             train_layout(names, cfg.eval.n, cfg.eval.exact_ks, cfg.maze.routes > 1)
         )
-        log_eval(writer, base_eval.results, base_eval.results, 0, cfg.eval.images)
+        results = run.base_eval.results
+        log_eval(writer, results, results, 0, cfg.eval.images)
+    return writer
 
-    scalar_log = ScalarLog(out / SCALARS_FILE, t.log_every, start, total)
+
+def _iterate(run: Run, writer: SummaryWriter) -> dict[str, float]:
+    """Iterations `state.iteration` ... `total`: the step, its scalars, the checks, the
+    evaluations and checkpoints; a signal stops after a checkpoint. Returns the last
+    iteration's `train/*` scalars."""
+    t, state, progress = run.cfg.train, run.state, run.progress
+    start, total, first = state.iteration, run.total, run.sets[0].name
+    scalar_log = ScalarLog(run.out / SCALARS_FILE, t.log_every, start, total)
     stop, bad_in_row, train_scalars = StopSignal(), 0, {}
-    eval_pass1 = base_eval.scalars().get(f"eval/{sets[0].name}/pass@1", float("nan"))
-    signal_check = SignalCheck(start, total, f"{sets[0].name} pass@1 {eval_pass1:.3f}")
+    eval_pass1 = run.base_eval.scalars().get(f"eval/{first}/pass@1", float("nan"))
+    signal_check = SignalCheck(start, total, f"{first} pass@1 {eval_pass1:.3f}")
     if start:  # resumed: progress shows the last evaluation's pass@1, not the base model's
-        last_eval = last_saved(out / "eval", start).get(sets[0].name, {})
-        eval_pass1 = last_eval.get("pass@1", eval_pass1)
+        eval_pass1 = last_saved(run.out / "eval", start).get(first, {}).get("pass@1", eval_pass1)
     progress.begin(start, total)
     try:
         for it in range(start, total):
             step = it + 1
-            # ---- collect: num_prompts mazes x group_size rollouts, scored by the stepper
             t0 = time.time()
-            rollouts, rounds = collect(
-                policy, training_mazes, it, device,
-                maze=cfg.maze, train=t, algo=algo, seed=cfg.seed,
-            )  # fmt: skip
+            batch = run.step.collect(run.learner, run.mazes, it)
             t_rollout = time.time() - t0
-            routes = {}
-            if cfg.maze.routes > 1:  # exact route masses: tail misses, rare-route mass
-                routes = route_tracking(policy, base_policy, rollouts, t.temperature)
-
-            # ---- advantages: group-normalised rewards x focal weight
-            advantages, group_metrics = group_advantages(rollouts.rewards_by_group, algo, focal)
-            if (message := signal_check.add(step, group_metrics)) is not None:
-                if t.stop_on_zero_advantage:
-                    raise TrainingError(f"{message}; stopping (train.stop_on_zero_advantage)")
-                progress.warn(f"warning: {message} (train.stop_on_zero_advantage=true stops)")
-
-            # ---- update: clipped policy-gradient steps
-            loss_metrics, skipped = update(
-                policy, ref_policy, optimizer, rollouts, advantages.flatten(), algo, t,
-                seed=cfg.seed, it=it,
-            )  # fmt: skip
-            scheduler.step()
-            state.iteration, state.skipped = step, state.skipped + skipped
-            bad_in_row = bad_in_row + 1 if skipped else 0
+            stats = run.step.learn(run.learner, batch, it)
             t_iter = time.time() - t0
-
-            # ---- log
-            train_scalars = {
-                **rollout_metrics(rollouts),
-                **{k: float(v) for k, v in group_metrics.items()},
-                **loss_metrics,
-                "lr": scheduler.get_last_lr()[0],
-                "skipped_steps": float(state.skipped),
-                "sampling_rounds": float(rounds),
-                "tokens_per_s": float(rollouts.mask.sum()) / t_rollout,
-                "rollouts_per_s": len(rollouts.reward) / t_rollout,
-            }
-            scalars = {
-                **{f"train/{k}": v for k, v in train_scalars.items()},
-                **{f"routes/{k}": v for k, v in routes.items()},
-                "time/rollout_s": t_rollout,
-                "time/update_s": t_iter - t_rollout,
-                "time/iteration_s": t_iter,
-                "time/elapsed_s": state.elapsed(),
-            }
+            _check_signal(signal_check.add(step, stats.group_metrics), t, progress)
+            state.iteration, state.skipped = step, state.skipped + stats.skipped
+            bad_in_row = bad_in_row + 1 if stats.skipped else 0
+            train_scalars = _train_scalars(stats, state.skipped, t_rollout)
+            scalars = _scalars(train_scalars, batch.routes, t_rollout, t_iter, state.elapsed())
             for k, v in scalars.items():
                 writer.add_scalar(k, v, step)
-            if bad_in_row >= t.max_bad_steps:
-                raise TrainingError(
-                    f"{bad_in_row} iterations in a row had a non-finite loss or gradient "
-                    f"(iteration {step}); stopping. Last good checkpoint: "
-                    f"{state.ckpts.latest() or 'none'}"
-                )
-            if not finite(policy.state_dict()):  # a finite step can still overflow
-                raise TrainingError(
-                    f"the parameters became non-finite at iteration {step} (lower train.lr?); "
-                    f"stopping. Last good checkpoint: {state.ckpts.latest() or 'none'}"
-                )
-
-            # ---- evaluate, checkpoint
-            last, scalars["time/eval_s"] = step == total, 0.0
-            if not last and t.eval_every and step % t.eval_every == 0:
-                t0 = time.time()
-                every = cfg.eval.images_every
-                images = cfg.eval.images if every is None or step % every == 0 else 0
-                results = evaluate_all(
-                    policy, sets, device, cfg.eval.n_during, step, out / "eval", images,
-                    maze=cfg.maze, eval=cfg.eval,
-                )  # fmt: skip
-                flat = log_eval(writer, results, base_eval.results, step, images)
-                eval_pass1 = flat.get(f"eval/{sets[0].name}/pass@1", eval_pass1)
-                scalars["time/eval_s"] = time.time() - t0
-                writer.add_scalar("time/eval_s", scalars["time/eval_s"], step)
+            _check_finite(run, bad_in_row, step)
+            scalars["time/eval_s"], eval_pass1 = _evaluate_during(run, writer, step, eval_pass1)
             scalar_log.add(step, scalars)  # time/eval_s: a mean per iteration in train.csv
-            if last or stop.signum is not None or step % t.checkpoint_every == 0:
+            if step == total or stop.signum is not None or step % t.checkpoint_every == 0:
                 scalar_log.flush(step)  # the rows up to a checkpoint are final
                 path = state.save()
             progress.update(
-                step,
-                train_scalars["reward_mean"],
-                eval_pass1,
-                train_scalars["frac_zero_adv_groups"],
-                train_scalars["focal_weight_mean"],
-                t_iter,
-            )
+                step, train_scalars["reward_mean"], eval_pass1,
+                train_scalars["frac_zero_adv_groups"], train_scalars["focal_weight_mean"], t_iter,
+            )  # fmt: skip
             if stop.signum is not None:
                 writer.flush()
                 logger.warning(
@@ -278,33 +254,110 @@ def _train(cfg: DictConfig, out: Path, job_start: float) -> dict:
     finally:
         stop.restore()
         progress.close()
+    return train_scalars
 
-    # ---- final evaluation at eval.n samples per maze, metrics.json, hparams
+
+def _check_signal(message: str | None, t, progress: Progress) -> None:
+    """Warn, or stop (`train.stop_on_zero_advantage`), when the run cannot learn."""
+    if message is None:
+        return
+    if t.stop_on_zero_advantage:
+        raise TrainingError(f"{message}; stopping (train.stop_on_zero_advantage)")
+    progress.warn(f"warning: {message} (train.stop_on_zero_advantage=true stops)")
+
+
+def _train_scalars(stats: StepStats, skipped: int, t_rollout: float) -> dict[str, float]:
+    """The `train/*` scalars of an iteration (`skipped`: the run's total so far)."""
+    rollouts = stats.batch.rollouts
+    return {
+        **rollout_metrics(rollouts),
+        **stats.group_metrics,
+        **stats.loss_metrics,
+        "lr": stats.lr,
+        "skipped_steps": float(skipped),
+        "sampling_rounds": float(stats.batch.rounds),
+        "tokens_per_s": float(rollouts.mask.sum()) / t_rollout,
+        "rollouts_per_s": len(rollouts.reward) / t_rollout,
+    }
+
+
+def _scalars(train: dict, routes: dict, t_rollout: float, t_iter: float, elapsed: float) -> dict:
+    """An iteration's TensorBoard scalars: `train/*`, `routes/*` and `time/*`."""
+    return {
+        **{f"train/{k}": v for k, v in train.items()},
+        **{f"routes/{k}": v for k, v in routes.items()},
+        "time/rollout_s": t_rollout,
+        "time/update_s": t_iter - t_rollout,
+        "time/iteration_s": t_iter,
+        "time/elapsed_s": elapsed,
+    }
+
+
+def _check_finite(run: Run, bad_in_row: int, step: int) -> None:
+    """Stop after `train.max_bad_steps` non-finite steps in a row, or non-finite weights."""
+    last_good = run.state.ckpts.latest() or "none"
+    if bad_in_row >= run.cfg.train.max_bad_steps:
+        raise TrainingError(
+            f"{bad_in_row} iterations in a row had a non-finite loss or gradient "
+            f"(iteration {step}); stopping. Last good checkpoint: {last_good}"
+        )
+    if not finite(run.learner.policy.state_dict()):  # a finite step can still overflow
+        raise TrainingError(
+            f"the parameters became non-finite at iteration {step} (lower train.lr?); "
+            f"stopping. Last good checkpoint: {last_good}"
+        )
+
+
+def _evaluate_during(
+    run: Run, writer: SummaryWriter, step: int, eval_pass1: float
+) -> tuple[float, float]:
+    """The evaluation at `eval.n_during` samples every `train.eval_every` iterations (not at
+    the last: `_finish` evaluates at `eval.n`); returns its seconds (0 when none) and the
+    first set's pass@1 (the last known where none)."""
+    cfg, first = run.cfg, run.sets[0].name
+    every = cfg.train.eval_every
+    if step == run.total or not every or step % every:
+        return 0.0, eval_pass1
+    t0 = time.time()
+    images_every = cfg.eval.images_every
+    images = cfg.eval.images if images_every is None or step % images_every == 0 else 0
+    results = evaluate_all(
+        run.learner.policy, run.sets, run.device, cfg.eval.n_during, step, run.out / "eval",
+        images, maze=cfg.maze, eval=cfg.eval,
+    )  # fmt: skip
+    flat = log_eval(writer, results, run.base_eval.results, step, images)
+    seconds = time.time() - t0
+    writer.add_scalar("time/eval_s", seconds, step)
+    return seconds, flat.get(f"eval/{first}/pass@1", eval_pass1)
+
+
+def _finish(run: Run, writer: SummaryWriter, train_scalars: dict, job_start: float) -> dict:
+    """The final evaluation at `eval.n` samples per maze, the hparams, `metrics.json` (last:
+    it marks the run finished) and the console summary; returns the final metrics."""
+    cfg, state, total = run.cfg, run.state, run.total
+    names = [s.name for s in run.sets]
     t0 = time.time()
     results = evaluate_all(
-        policy, sets, device, cfg.eval.n, total, out / "eval", cfg.eval.images,
-        maze=cfg.maze, eval=cfg.eval,
+        run.learner.policy, run.sets, run.device, cfg.eval.n, total, run.out / "eval",
+        cfg.eval.images, maze=cfg.maze, eval=cfg.eval,
     )  # fmt: skip
-    final = log_eval(writer, results, base_eval.results, total, cfg.eval.images)
+    final = log_eval(writer, results, run.base_eval.results, total, cfg.eval.images)
     writer.add_scalar("time/eval_s", time.time() - t0, total)
     hparams = run_hparams(cfg)
     write_hparams(writer, hparams, hparams_metrics(names, cfg.eval.n, cfg.eval.exact_ks), cfg)
     writer.close()
     metrics = {
         "final": final,
-        "base": base_eval.scalars(),
+        "base": run.base_eval.scalars(),
         "train": train_scalars,
         "iterations": total,
         "wall_time_s": state.elapsed(),
-        "threads": threads,
-        "device": str(device),
-        **cpu,
-        "code": code,
-        "base_model": base_origin,
+        **run.info,
+        "base_model": run.base_origin,
         "forked": state.forked,
         "hparams": hparams,
     }
-    write_json_atomic(metrics, out / "metrics.json")
+    write_json_atomic(metrics, run.out / "metrics.json")
     logger.info(f"done in {time.time() - job_start:.0f}s (training {state.elapsed():.0f}s)")
     logger.info(final_summary(final, metrics["base"], headline_ks(cfg.eval.n)))
     return final
