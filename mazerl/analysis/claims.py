@@ -315,16 +315,19 @@ def interval(lo: str, hi: str) -> str:
 
 
 def p_text(p: str) -> str:
-    """ "0.0075", "< 0.0001" from a claims.csv p."""
+    """A claims.csv p as the write-ups print it: "< 0.0001", "0.0076", "0.067", "0.12"."""
     if not p:
         return "n/a"
-    return (
-        "< 0.0001"
-        if float(p) < 1e-4
-        else f"{float(p):.2g}"
-        if float(p) < 0.01
-        else f"{float(p):.2f}"
-    )
+    x = float(p)
+    if x < 1e-4:
+        return "< 0.0001"
+    return f"{x:.2g}" if x < 0.01 else f"{x:.3f}" if x < 0.1 else f"{x:.2f}"
+
+
+def p_is(p: str) -> str:
+    """ "= 0.0076" or "< 0.0001"."""
+    text = p_text(p)
+    return text if text.startswith("<") else f"= {text}"
 
 
 def table_markdown(rows: list[dict[str, str]]) -> list[str]:
@@ -354,10 +357,10 @@ def bullet_markdown(rows: list[dict[str, str]]) -> list[str]:
     lines = []
     for r in rows:
         text = (
-            f"- {r['a']} - {r['b']} (N = {r['n']}, {metric_label(r)}, step {int(r['step']):,}, "
-            f"{r['units']}): **{signed(r['estimate'])} {interval(r['lo'], r['hi'])}** "
-            f"({r['df']} df), p = {p_text(r['p'])}, {p_text(r['p_adjusted'])} after Holm over "
-            f"the {r['family']} family: direction **{r['direction']}**"
+            f"- `{r['claim']}`, {r['a']} - {r['b']} (N = {r['n']}, {metric_label(r)}, step "
+            f"{int(r['step']):,}, {r['units']}): **{signed(r['estimate'])} "
+            f"{interval(r['lo'], r['hi'])}** ({r['df']} df), p {p_is(r['p'])}, Holm-adjusted "
+            f"{p_text(r['p_adjusted'])} ({r['family']} family): direction **{r['direction']}**"
         )
         if r["reference"]:
             within = (
