@@ -6,6 +6,7 @@ from pathlib import Path
 
 from mazerl.analysis.base_models import bank_study, base_models_markdown, plot_base_models
 from mazerl.analysis.beside_paper import table4_markdown
+from mazerl.analysis.claims import summarize_claims
 from mazerl.analysis.convergence import convergence, convergence_markdown, entry_settled
 from mazerl.analysis.figures import (
     Output,
@@ -36,10 +37,12 @@ def summarize(*folders: Path, out: Path | None = None, step: int | None = None) 
     given) for every run under `folders`, and for a sweep of 3 or more methods (`algo`) the
     leaderboard (`mazerl.analysis.leaderboard`: its section, leaderboard.csv and
     leaderboard.png; runs of the leaderboard protocol, from one folder or several, get it
-    paired by bank model: `place`); returns the markdown. summary.md names the code the runs ran at
-    (`code_line`), each figure's footer the command and the code that drew it. With `step`,
-    every run is read as it stood at that evaluation (`at_step`): longer runs count as ended
-    there, runs without it as unfinished. Runs of several folders are matched as `gather` says."""
+    paired by bank model: `place`), and where the (first) folder's `study.yaml` names a claims
+    file, `claims.md` and `claims.csv` (`mazerl.analysis.claims`); returns the markdown.
+    summary.md names the code the runs ran at (`code_line`), each figure's footer the command
+    and the code that drew it. With `step`, every run is read as it stood at that evaluation
+    (`at_step`): longer runs count as ended there, runs without it as unfinished. Runs of
+    several folders are matched as `gather` says."""
     folders = tuple(Path(f) for f in folders)
     for folder in folders:
         if not folder.is_dir():
@@ -89,6 +92,7 @@ def summarize(*folders: Path, out: Path | None = None, step: int | None = None) 
         write_board_csv(out / "leaderboard.csv", board)
         plot_board(dest, board, cols)
     plot_base_models(dest, bank)
+    summarize_claims(folders[0], out)  # claims.md and claims.csv where a study.yaml names them
     if rows:
         if maze:
             plot_maze(dest, runs, cols)
