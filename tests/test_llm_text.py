@@ -1,10 +1,13 @@
 """mazerl.llm's text formats and verifier (core install only: no transformers needed)."""
 
+import numpy as np
 import pytest
 import torch
 
 from mazerl.core.errors import ConfigError
 from mazerl.envs.layouts import parse, to_text
+from mazerl.envs.maze import MOVE_NAMES
+from mazerl.envs.spec import MazeSpec
 from mazerl.llm.export import records
 from mazerl.llm.objective import check_objective, focal_advantages
 from mazerl.llm.text import answer, answer_prefix, grid_rows, prompt, sequence
@@ -173,6 +176,66 @@ def test_an_unreadable_ground_truth_scores_0_with_the_reason(truth, reason):
         "score": 0.0,
         "reason": f"unreadable ground truth: {reason}",
     }
+
+
+def generator_style(maze, newline: str = "after") -> str:
+    """`maze` as MaxRL's maze generator writes its ground truth, spelled here from the grid
+    itself: `NEWLINE` after every row (`after`), or also before the first (`leading`), or
+    twice between rows (`doubled`)."""
+    rows = []
+    for r, line in enumerate(maze.grid.tolist()):
+        cells = ["START" if (r, c) == maze.start else "GOAL" if (r, c) == maze.goal else "WALL"
+                 if wall else "PATH" for c, wall in enumerate(line)]  # fmt: skip
+        rows.append(" ".join(cells))
+    sep = {"after": " NEWLINE ", "leading": " NEWLINE ", "doubled": " NEWLINE NEWLINE "}[newline]
+    grid = ("NEWLINE " if newline == "leading" else "") + sep.join(rows) + " NEWLINE"
+    moves = " ".join(MOVE_NAMES[m] for m in maze.solution)
+    return f"<bos> GRID_START {grid} GRID_END PATH_START {moves} DONE <eos>"
+
+
+@pytest.mark.parametrize("newline", ["after", "leading", "doubled"])
+def test_maxrl_generator_style_ground_truths_score_right(newline):
+    """Grids of 7, 11 and 17 cells a side (17x17: MaxRL's maze data) with NEWLINE after every
+    row: the solution scores 1, the solution less its last move 0, through verl's
+    `compute_score` and TRL's `maze_reward` alike."""
+    for size in (3, 5, 8):
+        spec = MazeSpec(size=size, generator="prim")
+        mazes = [spec.sample(np.random.default_rng(seed)) for seed in range(5)]
+        assert {m.shape for m in mazes} == {(2 * size + 1, 2 * size + 1)}
+        truths = [generator_style(m, newline) for m in mazes]
+        right = [" ".join(MOVE_NAMES[a] for a in m.solution) + " DONE" for m in mazes]
+        short = [" ".join(MOVE_NAMES[a] for a in m.solution[:-1]) + " DONE" for m in mazes]
+        for truth, good, bad in zip(truths, right, short, strict=True):
+            assert compute_score("maze", good, truth) == {"score": 1.0, "reason": "goal"}
+            assert compute_score("maze", bad, truth) == {
+                "score": 0.0,
+                "reason": "stopped before the goal",
+            }
+        rewards = maze_reward(
+            completions=right + short,
+            reward_model=[{"style": "rule", "ground_truth": t} for t in truths * 2],
+            data_source=["maze"] * 10,
+        )
+        assert rewards == [1.0] * 5 + [0.0] * 5
+
+
+def test_a_grid_of_newlines_only_is_unreadable():
+    assert compute_score("maze", "DONE", "GRID_START NEWLINE NEWLINE GRID_END") == {
+        "score": 0.0,
+        "reason": "unreadable ground truth: the grid has no cells",
+    }
+
+
+def test_trl_reward_scores_a_missing_completion_0_as_compute_score_does():
+    logged = {}
+    rewards = maze_reward(
+        completions=[None, [], [{"role": "assistant", "content": None}], SOLUTION],
+        maze=[to_text(DETOUR)] * 4,
+        maze_format=["maxrl"] * 4,
+        log_extra=lambda column, values: logged.update({column: values}),
+    )
+    assert rewards == [0.0, 0.0, 0.0, 1.0]
+    assert logged["maze_verdict"][0] == compute_score("m", None, to_text(DETOUR))["reason"]
 
 
 def test_trl_reward_reads_maxrls_columns():
