@@ -176,6 +176,37 @@ def test_exact_pass_at_k_agrees_with_sampled_within_standard_error(warm):
     assert p[0] == pytest.approx(by_hand(model, tok, ms[0], ms[0].solution), rel=1e-4)
 
 
+def test_the_sampling_bar_advances_per_small_chunk(warm, monkeypatch):
+    """At the defaults (n = 16, 512 rollouts per call) the 32 mazes of a set fit one call; the
+    bar still advances 8 times, 4 mazes each (it advanced once, at the end, before)."""
+    model, tok = warm
+    ms = mazes(32, size=2)
+    texts = [prompt(m, "maxrl") for m in ms]
+    _, canonical = exact.exact_success(model, tok, ms, texts, "maxrl")
+    updates, generated = [], []
+
+    class Bar:
+        def __init__(self, *args, total=None, disable=False, **kwargs):
+            assert total == 32 and not disable
+
+        def update(self, count):
+            updates.append(count)
+
+        def close(self):
+            pass
+
+    generate = model.generate
+    monkeypatch.setattr(exact, "tqdm", Bar)
+    monkeypatch.setattr(model, "generate", lambda **k: generated.append(1) or generate(**k))
+    torch.manual_seed(0)
+    successes, _ = exact.sampled_successes(
+        model, tok, ms, texts, "maxrl", 16, canonical, desc="id: sampled (n=16)"
+    )
+    assert updates == [4] * 8 and len(generated) == 8 and len(successes) == 32
+    assert exact.sampling_chunk(3, 16, 512) == 1  # fewer mazes than steps: per maze
+    assert exact.sampling_chunk(1000, 16, 512) == 32  # many: as many as one call holds
+
+
 def by_hand(model, tok, maze, moves) -> float:
     """The product of the softmax probabilities of `moves`' tokens after the maze's prompt,
     one token at a time."""
