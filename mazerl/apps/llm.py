@@ -23,6 +23,7 @@ Hydra overrides that run mazerl's estimator and reward in `python -m verl.traine
 """
 
 import argparse
+import functools
 import importlib.util
 import json
 import sys
@@ -36,6 +37,7 @@ from mazerl.core.plugins import load_plugins
 
 EXTRA = ("transformers", "trl", "datasets")
 ALGO_ARG = "a hyperparameter of the estimator, e.g. k=4 for passk (repeatable)"
+HUB_TIMEOUT = 10  # seconds: the one request that checks a --model Hub id
 
 
 def require_extra() -> None:
@@ -217,9 +219,21 @@ def looks_like_path(name: str) -> bool:
 
 
 def model_source(name: str) -> tuple[str, bool]:
-    """`(source, local)` of a `--model` value other than `tiny`: a local model folder (read
-    without the Hub) or a Hub id. A `UserError` names a missing folder at once (no Hub
-    retries)."""
+    """Where `--model` loads from, found before transformers' loaders start.
+
+    Args:
+        name: a `--model` value other than `tiny`.
+
+    Returns:
+        `(source, local_only)`: a local model folder (read without the Hub), a Hub id in the
+        Hugging Face cache with the Hub offline or unreachable (read from the cache), or a Hub
+        id the Hub knows (loaded as transformers does).
+
+    Raises:
+        UserError: at once (no Hub retries), naming a missing or non-model folder, an id
+            the Hub does not know, or an id that is not cached while the Hub is offline
+            (`HF_HUB_OFFLINE`) or unreachable.
+    """
     folder = Path(name).expanduser()
     if folder.is_dir():
         if not (folder / "config.json").is_file():
@@ -227,17 +241,67 @@ def model_source(name: str) -> tuple[str, bool]:
         return str(folder), True
     if folder.exists() or looks_like_path(name):
         raise UserError(f"--model {name}: no such model folder")
+    return hub_source(name)
+
+
+@functools.cache
+def hub_source(name: str) -> tuple[str, bool]:
+    """`model_source` of a Hub id: one request to the Hub (`model_info`, no retries, at most
+    `HUB_TIMEOUT` seconds), none when it is offline; read once per process."""
+    from huggingface_hub import HfApi, constants, try_to_load_from_cache
+    from huggingface_hub.errors import GatedRepoError, HFValidationError, RepositoryNotFoundError
+
+    try:
+        cached = isinstance(try_to_load_from_cache(name, "config.json"), str)
+    except HFValidationError as e:
+        raise UserError(f"--model {name}: no such model folder, nor a Hub id ({e})") from None
+    if constants.is_offline_mode():
+        if cached:
+            return name, True
+        raise UserError(
+            f"--model {name}: no such model folder, nor in the Hugging Face cache "
+            "(HF_HUB_OFFLINE is set)"
+        )
+    try:
+        HfApi(endpoint=constants.ENDPOINT).model_info(name, timeout=HUB_TIMEOUT)
+    except GatedRepoError:
+        return name, False  # transformers names the access it needs
+    except RepositoryNotFoundError:
+        if cached:
+            return name, True
+        raise UserError(
+            f"--model {name}: no such model folder, nor a model on the Hugging Face Hub "
+            f"({constants.ENDPOINT})"
+        ) from None
+    except Exception as e:  # the request failed: httpx's and OSError's many kinds
+        if cached:
+            return name, True
+        raise UserError(
+            f"--model {name}: no such model folder, and the Hugging Face Hub "
+            f"({constants.ENDPOINT}) cannot be reached ({e.__class__.__name__}); a cached "
+            "model loads without it"
+        ) from None
     return name, False
 
 
 def from_pretrained(cls, name: str):
-    """`cls.from_pretrained` of `--model name`; a `UserError` when it cannot load."""
+    """`cls.from_pretrained` of `--model name`.
+
+    Args:
+        cls: a transformers class with `from_pretrained` (a tokenizer or model class).
+        name: the `--model` value (not `tiny`).
+
+    Returns:
+        What `cls.from_pretrained` returns.
+
+    Raises:
+        UserError: the model cannot be found (`model_source`) or loaded.
+    """
     source, local = model_source(name)
     try:
         return cls.from_pretrained(source, local_files_only=local)
     except (OSError, ValueError) as e:
-        where = "cannot load it" if local else "not a local folder, nor loadable from the Hub"
-        raise UserError(f"--model {name}: {where} ({str(e).splitlines()[0]})") from None
+        raise UserError(f"--model {name}: cannot load it ({str(e).splitlines()[0]})") from None
 
 
 def load_tokenizer(name: str, fmt: str):
