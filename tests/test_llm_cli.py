@@ -5,6 +5,7 @@ import http.server
 import json
 import threading
 import time
+import warnings
 
 import pytest
 
@@ -156,9 +157,17 @@ def test_export_train_evaluate_and_summarize(tmp_path, capsys):
     warm, run = tmp_path / "sft", tmp_path / "run"
     main(["sft", "--data", str(train), "--out", str(warm), "--steps", "3", "--batch", "4"])
     assert list(warm.rglob("events.out.tfevents.*")) and (warm / "base").is_dir()
-    main(["train", "--data", str(train), "--out", str(run), "--model", str(warm / "model"),
-          "--steps", "2", "--group", "4", "--prompts", "2", "--max-completion-length", "6",
-          "--lr", "1e-2"])  # fmt: skip
+    capsys.readouterr()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        main(["train", "--data", str(train), "--out", str(run), "--model", str(warm / "model"),
+              "--steps", "2", "--group", "4", "--prompts", "2", "--max-completion-length", "6",
+              "--lr", "1e-2"])  # fmt: skip
+    assert [str(w.message) for w in caught if "checkpointing" in str(w.message)] == []
+    # the mean reward of each step as the tutorial shows it: 2 groups of 4, so k/8
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("reward "))
+    rewards = [float(v) for v in line.removeprefix("reward ").split(", ")]
+    assert len(rewards) == 2 and all(float(r * 8).is_integer() for r in rewards), line
     assert (run / "model" / "model.safetensors").is_file() and not (run / "base").exists()
     assert list(run.rglob("events.out.tfevents.*"))
     for folder, name in ((warm / "model", "base"), (run / "model", "trained")):

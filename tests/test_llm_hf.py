@@ -270,6 +270,7 @@ def test_trl_grpo_with_the_focal_advantage_trains_and_logs(warm, tmp_path):
         save_strategy="no",
         disable_tqdm=True,
         seed=0,
+        activation_checkpointing=True,  # not the deprecated gradient_checkpointing
     )
     trainer = Recording(
         model=model,

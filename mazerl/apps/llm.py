@@ -448,6 +448,7 @@ def train(args) -> None:
         save_strategy="no",
         seed=args.seed,
         use_cpu=not torch.cuda.is_available(),
+        activation_checkpointing=True,  # GRPOConfig's default, by its non-deprecated name
     )
     trainer = FocalGRPOTrainer(
         model=model,
@@ -467,6 +468,8 @@ def train(args) -> None:
     seconds = time.perf_counter() - start
     trainer.save_model(str(args.out / "model"))
     save_tokenizer(tokenizer, args.out / "model")
+    rewards = [h["reward"] for h in trainer.state.log_history if "reward" in h]
+    print("reward " + ", ".join(f"{r:.4g}" for r in rewards))
     print(
         f"trained {args.steps} steps in {seconds:.0f} s ({seconds / args.steps:.2f} s/step) -> "
         f"{args.out / 'model'} (TensorBoard: {args.out})"
