@@ -51,7 +51,9 @@ def test_bad_input_is_one_line_and_leaves_nothing(tmp_path, capsys):
         capsys, "train", "--data", str(data), "--out", str(tmp_path / "r"), "--group", "1"
     )
     unknown = fails(capsys, "train", "--data", str(data), "--out", "r", "--algo", "ppo")
-    assert "unknown advantage estimator 'ppo'; known: drgrpo, grpo, maxrl," in unknown
+    assert "unknown advantage estimator 'ppo'; known: drgrpo, grpo, maxrl, passk, pkpo," in unknown
+    no_k = fails(capsys, "train", "--data", str(data), "--out", "r", "--algo", "pkpo")
+    assert no_k == "error: reward transform 'pkpo' needs the argument k"
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "f").write_text("x")
     taken = fails(

@@ -300,6 +300,66 @@ def test_trl_grpo_with_the_focal_advantage_trains_and_logs(warm, tmp_path):
     assert {"train/focal_weight_mean", "train/reward"} <= set(acc.Tags()["scalars"])
 
 
+def test_trl_grpo_with_pkpo_is_mazerls_pkpo(warm, tmp_path):
+    """`algo="pkpo"` in TRL: each step's advantages equal mazerl's own PKPO method
+    (`conf/algo/pkpo.yaml`, k = 2 here) on the same groups, to 1e-6."""
+    import copy
+
+    from datasets import Dataset
+    from omegaconf import OmegaConf
+    from trl import GRPOConfig
+
+    from mazerl.algos import AlgoConfig, FocalConfig, group_advantages
+    from mazerl.core.config import CONF_DIR
+    from mazerl.llm.trainer import FocalGRPOTrainer
+    from mazerl.llm.verifier import maze_reward
+
+    class Recording(FocalGRPOTrainer):
+        seen: list = []
+
+        def _generate_and_score_completions(self, inputs):
+            output = super()._generate_and_score_completions(inputs)
+            self.seen.append((self._gathered_rewards.clone(), output["advantages"].clone()))
+            return output
+
+    method = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "algo" / "pkpo.yaml"))
+    method.pop("defaults")
+    method["reward_transform_kwargs"] = {"k": 2}
+    group, gamma = 4, 0.5
+    args = GRPOConfig(
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=16,
+        num_generations=group,
+        max_completion_length=14,
+        max_steps=2,
+        learning_rate=1e-3,
+        report_to="none",
+        use_cpu=True,
+        save_strategy="no",
+        disable_tqdm=True,
+        seed=0,
+        activation_checkpointing=True,
+    )
+    trainer = Recording(
+        model=copy.deepcopy(warm[0]).train(),
+        processing_class=warm[1],
+        reward_funcs=maze_reward,
+        args=args,
+        train_dataset=Dataset.from_list(records(mazes(8, size=3), "maxrl", "train", "g")),
+        algo="pkpo",
+        focal_gamma=gamma,
+        advantage_kwargs={"k": 2},
+    )
+    trainer.train()
+    mixed = 0
+    for rewards, advantages in Recording.seen:
+        grouped = rewards[:, 0].reshape(-1, group)
+        theirs, _ = group_advantages(grouped, AlgoConfig(**method), FocalConfig(gamma=gamma))
+        torch.testing.assert_close(advantages, theirs.reshape(-1), atol=1e-6, rtol=0)
+        mixed += int((grouped != grouped[:, :1]).any(1).sum())
+    assert mixed > 0  # some groups carried a learning signal
+
+
 def test_bench_row_times_trl_and_mazerl_on_the_same_steps():
     from mazerl.apps.bench import trl_figure
 

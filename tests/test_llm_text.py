@@ -3,13 +3,16 @@
 import numpy as np
 import pytest
 import torch
+from omegaconf import OmegaConf
 
+from mazerl.algos import REWARD_TRANSFORMS, AlgoConfig, FocalConfig, group_advantages
+from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import ConfigError
 from mazerl.envs.layouts import parse, to_text
 from mazerl.envs.maze import MOVE_NAMES
 from mazerl.envs.spec import MazeSpec
 from mazerl.llm.export import records
-from mazerl.llm.objective import check_objective, focal_advantages
+from mazerl.llm.objective import check_objective, estimator_names, focal_advantages
 from mazerl.llm.text import answer, answer_prefix, grid_rows, prompt, sequence
 from mazerl.llm.verifier import compute_score, judge, maze_reward
 
@@ -285,11 +288,40 @@ def test_focal_advantages_by_hand():
     )
 
 
+def mazerl_method(name: str) -> AlgoConfig:
+    """mazerl's own method `conf/algo/<name>.yaml` (what `mazerl-train algo=<name>` runs)."""
+    method = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "algo" / f"{name}.yaml"))
+    method.pop("defaults")
+    return AlgoConfig(**method)
+
+
+@pytest.mark.parametrize("transform", REWARD_TRANSFORMS.names())
+@pytest.mark.parametrize("gamma", [0.0, 0.5, 1.0])
+def test_a_reward_transform_in_the_bridge_is_mazerls_method(transform, gamma):
+    """PKPO (each reward transform) by name in the bridge: the transform, then its method's
+    advantage estimator, then the focal weight, equal to mazerl's own `group_advantages` with
+    `conf/algo/<name>.yaml` on the same groups (every count of correct samples of 8)."""
+    method = mazerl_method(transform)
+    assert transform in estimator_names() and method.reward_transform == transform
+    g = torch.Generator().manual_seed(0)
+    rewards = (torch.rand(64, 8, generator=g) < torch.linspace(0, 1, 64)[:, None]).float()
+    assert set(rewards.sum(1).int().tolist()) == set(range(9))
+    for kwargs in (method.reward_transform_kwargs, {"k": 2}):
+        ours, _ = focal_advantages(rewards, transform, gamma, **kwargs)
+        algo = AlgoConfig(**{**vars(method), "reward_transform_kwargs": kwargs})
+        theirs, _ = group_advantages(rewards, algo, FocalConfig(gamma=gamma))
+        torch.testing.assert_close(ours, theirs, atol=1e-6, rtol=0)
+        plain, _ = focal_advantages(rewards, method.advantage, gamma)  # without the transform
+        assert (ours - plain).abs().max() > 0.1
+
+
 @pytest.mark.parametrize(
     ("algo", "gamma", "kwargs", "message"),
     [
         ("ppo", 0.5, {}, "unknown advantage estimator 'ppo'; known: drgrpo, grpo, maxrl, passk"),
         ("passk", 0.5, {}, "advantage estimator 'passk' needs the argument k"),
+        ("pkpo", 0.5, {}, "reward transform 'pkpo' needs the argument k"),
+        ("pkpo", 0.5, {"k": 2, "x": 1}, "reward transform 'pkpo' takes no argument 'x'"),
         ("grpo", 0.5, {"k": 4}, "advantage estimator 'grpo' takes no argument 'k'"),
         ("grpo", float("nan"), {}, "focal gamma must be a finite number >= 0, got nan"),
     ],

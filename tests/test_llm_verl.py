@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from mazerl.apps.llm import main
+from mazerl.llm.objective import estimator_names
 from mazerl.llm.verl_config import overrides, runtime_env
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,14 +73,7 @@ if names:
     out["masked"] = bool(torch.equal(adv * mask, adv) and torch.equal(adv, returns))
 print(json.dumps(out))
 """
-ESTIMATORS = [
-    "mazerl_drgrpo",
-    "mazerl_grpo",
-    "mazerl_maxrl",
-    "mazerl_passk",
-    "mazerl_rloo",
-    "mazerl_w_reinforce",
-]
+ESTIMATORS = [f"mazerl_{name}" for name in estimator_names()]  # mazerl's registries
 
 
 @pytest.fixture(scope="module")

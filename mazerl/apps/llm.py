@@ -36,7 +36,8 @@ from mazerl.core.errors import UserError
 from mazerl.core.plugins import load_plugins
 
 EXTRA = ("transformers", "trl", "datasets")
-ALGO_ARG = "a hyperparameter of the estimator, e.g. k=4 for passk (repeatable)"
+ALGO_ARG = "a hyperparameter of the estimator, e.g. k=4 for passk and pkpo (repeatable)"
+ALGO_HELP = "a registered mazerl advantage estimator or reward transform (pkpo)"
 HUB_TIMEOUT = 10  # seconds: the one request that checks a --model Hub id
 
 
@@ -85,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--data", type=Path, required=True, help="an exported dataset")
     train.add_argument("--out", type=Path, required=True, help="a new folder")
     train.add_argument("--model", default="tiny", help="a causal LM (folder or hub id) or tiny")
-    train.add_argument("--algo", default="grpo", help="a registered mazerl advantage estimator")
+    train.add_argument("--algo", default="grpo", help=ALGO_HELP)
     train.add_argument("--gamma", type=float, default=0.5, help="focal gamma (0: off)")
     train.add_argument("--algo-arg", action="append", metavar="KEY=VALUE", help=ALGO_ARG)
     train.add_argument("--group", type=int, default=8, help="completions per prompt (N)")
@@ -111,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--seed", type=int, default=0)
 
     verl = sub.add_parser("verl-args", help="Hydra overrides for verl.trainer.main_ppo")
-    verl.add_argument("--algo", default="grpo", help="a registered mazerl advantage estimator")
+    verl.add_argument("--algo", default="grpo", help=ALGO_HELP)
     verl.add_argument("--gamma", type=float, default=0.5, help="focal gamma (0: off)")
     verl.add_argument("--algo-arg", action="append", metavar="KEY=VALUE", help=ALGO_ARG)
     return parser
