@@ -1,10 +1,13 @@
 """mazerl's estimators in verl's advantage registry, across a process boundary as verl runs
 them: its trainer and workers are Ray actors, fresh processes that get only the environment
-variables of Ray's runtime environment. verl is not installed here (it is not part of the
-extra, see docs/tutorials/language-models.md), so a stand-in of the two pieces of verl this
-touches is written to a temporary folder: `verl/__init__.py` importing the modules named by
-`VERL_USE_EXTERNAL_MODULES` (as verl 0.9.1's does) and `verl.trainer.ppo.core_algos` with
-verl's registry functions. Where verl is installed, the same child runs against it too."""
+variables of Ray's runtime environment. verl is not part of the extra; `make test` (and so CI)
+installs verl 0.9.1 with `--no-deps` as docs/tutorials/language-models.md says. Everywhere, a
+stand-in of the two pieces of verl this touches is written to a temporary folder:
+`verl/__init__.py` importing the modules named by `VERL_USE_EXTERNAL_MODULES` (as verl
+0.9.1's does) and `verl.trainer.ppo.core_algos` with verl's registry functions. Where verl is
+installed, the same child runs against it too, and verl's own `ppo_trainer.yaml`, composed
+with the printed overrides, resolves mazerl's reward function and every estimator through
+verl's own loaders (those tests skip only where verl is not installed)."""
 
 import importlib.util
 import json
