@@ -17,8 +17,13 @@ $(CORE): pyproject.toml
 	$(BIN)/pip install --quiet -e .
 	touch $(CORE)
 
+# verl is no extra (0.9.1 pins transformers<5.11): the tests get it as
+# docs/tutorials/language-models.md installs it, without its pins, so that its tests run
+VERL := verl==0.9.1 tensordict==0.10.0 pyvers==0.1.0 codetiming==1.4.0 orjson==3.13.0
+
 $(STAMP): $(CORE)
 	$(BIN)/pip install --quiet -e '.[dev,cluster,llm]'
+	$(BIN)/pip install --quiet --no-deps $(VERL)
 	touch $(STAMP)
 
 $(DOCS_STAMP): $(CORE)

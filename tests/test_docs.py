@@ -7,16 +7,17 @@ Long runs are shortened by the overrides the page declares in a comment above th
 `<!-- test-overrides: ARGS -->` appends ARGS to every command of the block that starts with
 one of APPS_WITH_OVERRIDES; `<!-- test-overrides: {"PREFIX": "ARGS", ...} -->` (JSON) appends
 ARGS to the commands that start with PREFIX (the apps take the last of a repeated flag or
-override). `<!-- test-needs: MODULE -->` runs the block only where MODULE is installed (verl
-cannot be installed beside the tested transformers); `<!-- test-skip: REASON -->` marks a
+override). `<!-- test-needs: MODULE -->` runs the block only where MODULE is installed (verl is
+installed only without its pins); `<!-- test-skip: REASON -->` marks a
 template that is not a whole command (the reason is required).
 
 A few lines cannot run inside a test and are replaced, each by what it promises:
 `make demo` / `make test` (the suite is itself `make test`) are left out; `tensorboard --logdir
 DIR` (a server) becomes a check that DIR holds TensorBoard event files; `pip install -e PATH`
 becomes an install into a folder on PYTHONPATH, so the test leaves the environment as it was;
-`pip install ... 'mazerl[EXTRA]'` becomes a check that every package of the extra and every
-pinned package of the line is installed at a version the pin allows.
+`pip install ... 'mazerl[EXTRA]'` (or any other `pip install` line, its options dropped)
+becomes a check that every package of the extra and every pinned package of the line is
+installed at a version the pin allows.
 """
 
 import importlib.metadata
@@ -134,7 +135,8 @@ def as_tested(command: str, overrides: str) -> str | None:
     if words[:3] == ["pip", "install", "-e"]:
         return f'pip install --quiet --no-deps --no-build-isolation --target "$PLUGINS" {words[3]}'
     if words[:2] == ["pip", "install"]:
-        return shlex.join(["python", "-c", INSTALLED, *shlex.split(command)[2:]])
+        wanted = [w for w in shlex.split(command)[2:] if not w.startswith("-")]  # no options
+        return shlex.join(["python", "-c", INSTALLED, *wanted])
     return with_overrides(command, overrides) if overrides else command
 
 
@@ -181,6 +183,8 @@ def test_a_pip_install_line_becomes_a_check_of_what_it_installs():
     assert check("pip install 'mazerl[dev]' pytest").returncode == 0  # the suite runs: both are
     ok = check(f"pip install 'pytest=={importlib.metadata.version('pytest')}'")
     assert ok.returncode == 0, ok.stderr
+    options = check("pip install --quiet --no-deps 'pytest<1'")  # options are no packages
+    assert options.returncode == 1 and "the line asks for pytest<1" in options.stderr
     wrong = check("pip install 'pytest<1'")
     assert wrong.returncode == 1 and "pytest" in wrong.stderr and "<1" in wrong.stderr
     absent = check("pip install no-such-package-mazerl")

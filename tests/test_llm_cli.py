@@ -1,7 +1,11 @@
 """`mazerl-llm`: export, train and evaluate from the command line; bad input is one error line
 and exit code 2, with nothing written."""
 
+import http.server
 import json
+import threading
+import time
+import warnings
 
 import pytest
 
@@ -9,10 +13,13 @@ pytest.importorskip("transformers")
 pytest.importorskip("trl")
 pytest.importorskip("datasets")
 
-from mazerl.algos import ADVANTAGES
+from huggingface_hub import constants
+
 from mazerl.analysis import summarize
+from mazerl.apps import llm
 from mazerl.apps.llm import looks_like_path, main
 from mazerl.core.provenance import code_identity
+from mazerl.llm.objective import estimator_names
 
 
 def fails(capsys, *argv: str) -> str:
@@ -45,7 +52,9 @@ def test_bad_input_is_one_line_and_leaves_nothing(tmp_path, capsys):
         capsys, "train", "--data", str(data), "--out", str(tmp_path / "r"), "--group", "1"
     )
     unknown = fails(capsys, "train", "--data", str(data), "--out", "r", "--algo", "ppo")
-    assert f"unknown advantage estimator 'ppo'; known: {', '.join(ADVANTAGES.names())}" in unknown
+    assert f"unknown advantage estimator 'ppo'; known: {', '.join(estimator_names())}" in unknown
+    no_k = fails(capsys, "train", "--data", str(data), "--out", "r", "--algo", "pkpo")
+    assert no_k == "error: reward transform 'pkpo' needs the argument k"
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "f").write_text("x")
     taken = fails(
@@ -72,6 +81,51 @@ def test_a_mistyped_model_is_named_at_once_without_the_hub(tmp_path, capsys):
     assert looks_like_path(f"{tmp_path.name}/model") is False  # org/name: a Hub id
     assert looks_like_path("Qwen/Qwen2.5-0.5B") is False and looks_like_path("gpt2") is False
     assert looks_like_path("a/b/c") and looks_like_path("~/m") and looks_like_path("/m")
+
+
+class NotOnTheHub(http.server.BaseHTTPRequestHandler):
+    """Answers every request as the Hub answers for a repository that does not exist."""
+
+    def do_GET(self):
+        self.send_response(404)
+        self.send_header("X-Error-Code", "RepoNotFound")
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    do_HEAD = do_GET
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_hub_id_that_cannot_load_fails_at_once_in_one_line(tmp_path, capsys, monkeypatch):
+    """No Hub retries (53 s before): an unreachable Hub, an offline one and an id the Hub
+    does not know are each one line within seconds; the Hub here is a local address."""
+    data = tmp_path / "d.jsonl"
+    main(["export", str(data), "--layout", "prim5-20"])
+    name = "no-such-org/no-such-model-xyz"
+    argv = ("eval", "--model", name, "--data", str(data), "--out", str(tmp_path / "o"))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotOnTheHub)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    hub = f"http://127.0.0.1:{server.server_address[1]}"
+    cache = tmp_path / "hf-cache"  # empty: the id is in no cache
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    closed = "http://127.0.0.1:9"  # nothing listens there: the Hub cannot be reached
+    for endpoint, offline, message in (
+        (closed, False, f"and the Hugging Face Hub ({closed}) cannot be reached (ConnectError)"),
+        (closed, True, "nor in the Hugging Face cache (HF_HUB_OFFLINE is set)"),
+        (hub, False, f"nor a model on the Hugging Face Hub ({hub})"),
+    ):
+        monkeypatch.setattr(constants, "ENDPOINT", endpoint)
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", offline)
+        start = time.perf_counter()
+        with pytest.raises(llm.UserError) as e:
+            llm.model_source(name)
+        assert time.perf_counter() - start < 3
+        assert str(e.value).startswith(f"--model {name}: no such model folder, {message}")
+        assert fails(capsys, *argv) == f"error: {e.value}"
+    server.shutdown()
 
 
 def test_chat_prompts_need_a_chat_template(tmp_path, capsys):
@@ -106,9 +160,17 @@ def test_export_train_evaluate_and_summarize(tmp_path, capsys):
     warm, run = tmp_path / "sft", tmp_path / "run"
     main(["sft", "--data", str(train), "--out", str(warm), "--steps", "3", "--batch", "4"])
     assert list(warm.rglob("events.out.tfevents.*")) and (warm / "base").is_dir()
-    main(["train", "--data", str(train), "--out", str(run), "--model", str(warm / "model"),
-          "--steps", "2", "--group", "4", "--prompts", "2", "--max-completion-length", "6",
-          "--lr", "1e-2"])  # fmt: skip
+    capsys.readouterr()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        main(["train", "--data", str(train), "--out", str(run), "--model", str(warm / "model"),
+              "--steps", "2", "--group", "4", "--prompts", "2", "--max-completion-length", "6",
+              "--lr", "1e-2"])  # fmt: skip
+    assert [str(w.message) for w in caught if "checkpointing" in str(w.message)] == []
+    # the mean reward of each step as the tutorial shows it: 2 groups of 4, so k/8
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("reward "))
+    rewards = [float(v) for v in line.removeprefix("reward ").split(", ")]
+    assert len(rewards) == 2 and all(float(r * 8).is_integer() for r in rewards), line
     assert (run / "model" / "model.safetensors").is_file() and not (run / "base").exists()
     assert list(run.rglob("events.out.tfevents.*"))
     for folder, name in ((warm / "model", "base"), (run / "model", "trained")):

@@ -176,6 +176,37 @@ def test_exact_pass_at_k_agrees_with_sampled_within_standard_error(warm):
     assert p[0] == pytest.approx(by_hand(model, tok, ms[0], ms[0].solution), rel=1e-4)
 
 
+def test_the_sampling_bar_advances_per_small_chunk(warm, monkeypatch):
+    """At the defaults (n = 16, 512 rollouts per call) the 32 mazes of a set fit one call; the
+    bar still advances 8 times, 4 mazes each (it advanced once, at the end, before)."""
+    model, tok = warm
+    ms = mazes(32, size=2)
+    texts = [prompt(m, "maxrl") for m in ms]
+    _, canonical = exact.exact_success(model, tok, ms, texts, "maxrl")
+    updates, generated = [], []
+
+    class Bar:
+        def __init__(self, *args, total=None, disable=False, **kwargs):
+            assert total == 32 and not disable
+
+        def update(self, count):
+            updates.append(count)
+
+        def close(self):
+            pass
+
+    generate = model.generate
+    monkeypatch.setattr(exact, "tqdm", Bar)
+    monkeypatch.setattr(model, "generate", lambda **k: generated.append(1) or generate(**k))
+    torch.manual_seed(0)
+    successes, _ = exact.sampled_successes(
+        model, tok, ms, texts, "maxrl", 16, canonical, desc="id: sampled (n=16)"
+    )
+    assert updates == [4] * 8 and len(generated) == 8 and len(successes) == 32
+    assert exact.sampling_chunk(3, 16, 512) == 1  # fewer mazes than steps: per maze
+    assert exact.sampling_chunk(1000, 16, 512) == 32  # many: as many as one call holds
+
+
 def by_hand(model, tok, maze, moves) -> float:
     """The product of the softmax probabilities of `moves`' tokens after the maze's prompt,
     one token at a time."""
@@ -239,6 +270,7 @@ def test_trl_grpo_with_the_focal_advantage_trains_and_logs(warm, tmp_path):
         save_strategy="no",
         disable_tqdm=True,
         seed=0,
+        activation_checkpointing=True,  # not the deprecated gradient_checkpointing
     )
     trainer = Recording(
         model=model,
@@ -266,6 +298,66 @@ def test_trl_grpo_with_the_focal_advantage_trains_and_logs(warm, tmp_path):
     acc = EventAccumulator(str(events))
     acc.Reload()
     assert {"train/focal_weight_mean", "train/reward"} <= set(acc.Tags()["scalars"])
+
+
+def test_trl_grpo_with_pkpo_is_mazerls_pkpo(warm, tmp_path):
+    """`algo="pkpo"` in TRL: each step's advantages equal mazerl's own PKPO method
+    (`conf/algo/pkpo.yaml`, k = 2 here) on the same groups, to 1e-6."""
+    import copy
+
+    from datasets import Dataset
+    from omegaconf import OmegaConf
+    from trl import GRPOConfig
+
+    from mazerl.algos import AlgoConfig, FocalConfig, group_advantages
+    from mazerl.core.config import CONF_DIR
+    from mazerl.llm.trainer import FocalGRPOTrainer
+    from mazerl.llm.verifier import maze_reward
+
+    class Recording(FocalGRPOTrainer):
+        seen: list = []
+
+        def _generate_and_score_completions(self, inputs):
+            output = super()._generate_and_score_completions(inputs)
+            self.seen.append((self._gathered_rewards.clone(), output["advantages"].clone()))
+            return output
+
+    method = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "algo" / "pkpo.yaml"))
+    method.pop("defaults")
+    method["reward_transform_kwargs"] = {"k": 2}
+    group, gamma = 4, 0.5
+    args = GRPOConfig(
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=16,
+        num_generations=group,
+        max_completion_length=14,
+        max_steps=2,
+        learning_rate=1e-3,
+        report_to="none",
+        use_cpu=True,
+        save_strategy="no",
+        disable_tqdm=True,
+        seed=0,
+        activation_checkpointing=True,
+    )
+    trainer = Recording(
+        model=copy.deepcopy(warm[0]).train(),
+        processing_class=warm[1],
+        reward_funcs=maze_reward,
+        args=args,
+        train_dataset=Dataset.from_list(records(mazes(8, size=3), "maxrl", "train", "g")),
+        algo="pkpo",
+        focal_gamma=gamma,
+        advantage_kwargs={"k": 2},
+    )
+    trainer.train()
+    mixed = 0
+    for rewards, advantages in Recording.seen:
+        grouped = rewards[:, 0].reshape(-1, group)
+        theirs, _ = group_advantages(grouped, AlgoConfig(**method), FocalConfig(gamma=gamma))
+        torch.testing.assert_close(advantages, theirs.reshape(-1), atol=1e-6, rtol=0)
+        mixed += int((grouped != grouped[:, :1]).any(1).sum())
+    assert mixed > 0  # some groups carried a learning signal
 
 
 def test_bench_row_times_trl_and_mazerl_on_the_same_steps():

@@ -1,13 +1,18 @@
 """mazerl.llm's text formats and verifier (core install only: no transformers needed)."""
 
+import numpy as np
 import pytest
 import torch
+from omegaconf import OmegaConf
 
-from mazerl.algos import ADVANTAGES
+from mazerl.algos import REWARD_TRANSFORMS, AlgoConfig, FocalConfig, group_advantages
+from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import ConfigError
 from mazerl.envs.layouts import parse, to_text
+from mazerl.envs.maze import MOVE_NAMES
+from mazerl.envs.spec import MazeSpec
 from mazerl.llm.export import records
-from mazerl.llm.objective import check_objective, focal_advantages
+from mazerl.llm.objective import check_objective, estimator_names, focal_advantages
 from mazerl.llm.text import answer, answer_prefix, grid_rows, prompt, sequence
 from mazerl.llm.verifier import compute_score, judge, maze_reward
 
@@ -176,6 +181,66 @@ def test_an_unreadable_ground_truth_scores_0_with_the_reason(truth, reason):
     }
 
 
+def generator_style(maze, newline: str = "after") -> str:
+    """`maze` as MaxRL's maze generator writes its ground truth, spelled here from the grid
+    itself: `NEWLINE` after every row (`after`), or also before the first (`leading`), or
+    twice between rows (`doubled`)."""
+    rows = []
+    for r, line in enumerate(maze.grid.tolist()):
+        cells = ["START" if (r, c) == maze.start else "GOAL" if (r, c) == maze.goal else "WALL"
+                 if wall else "PATH" for c, wall in enumerate(line)]  # fmt: skip
+        rows.append(" ".join(cells))
+    sep = {"after": " NEWLINE ", "leading": " NEWLINE ", "doubled": " NEWLINE NEWLINE "}[newline]
+    grid = ("NEWLINE " if newline == "leading" else "") + sep.join(rows) + " NEWLINE"
+    moves = " ".join(MOVE_NAMES[m] for m in maze.solution)
+    return f"<bos> GRID_START {grid} GRID_END PATH_START {moves} DONE <eos>"
+
+
+@pytest.mark.parametrize("newline", ["after", "leading", "doubled"])
+def test_maxrl_generator_style_ground_truths_score_right(newline):
+    """Grids of 7, 11 and 17 cells a side (17x17: MaxRL's maze data) with NEWLINE after every
+    row: the solution scores 1, the solution less its last move 0, through verl's
+    `compute_score` and TRL's `maze_reward` alike."""
+    for size in (3, 5, 8):
+        spec = MazeSpec(size=size, generator="prim")
+        mazes = [spec.sample(np.random.default_rng(seed)) for seed in range(5)]
+        assert {m.shape for m in mazes} == {(2 * size + 1, 2 * size + 1)}
+        truths = [generator_style(m, newline) for m in mazes]
+        right = [" ".join(MOVE_NAMES[a] for a in m.solution) + " DONE" for m in mazes]
+        short = [" ".join(MOVE_NAMES[a] for a in m.solution[:-1]) + " DONE" for m in mazes]
+        for truth, good, bad in zip(truths, right, short, strict=True):
+            assert compute_score("maze", good, truth) == {"score": 1.0, "reason": "goal"}
+            assert compute_score("maze", bad, truth) == {
+                "score": 0.0,
+                "reason": "stopped before the goal",
+            }
+        rewards = maze_reward(
+            completions=right + short,
+            reward_model=[{"style": "rule", "ground_truth": t} for t in truths * 2],
+            data_source=["maze"] * 10,
+        )
+        assert rewards == [1.0] * 5 + [0.0] * 5
+
+
+def test_a_grid_of_newlines_only_is_unreadable():
+    assert compute_score("maze", "DONE", "GRID_START NEWLINE NEWLINE GRID_END") == {
+        "score": 0.0,
+        "reason": "unreadable ground truth: the grid has no cells",
+    }
+
+
+def test_trl_reward_scores_a_missing_completion_0_as_compute_score_does():
+    logged = {}
+    rewards = maze_reward(
+        completions=[None, [], [{"role": "assistant", "content": None}], SOLUTION],
+        maze=[to_text(DETOUR)] * 4,
+        maze_format=["maxrl"] * 4,
+        log_extra=lambda column, values: logged.update({column: values}),
+    )
+    assert rewards == [0.0, 0.0, 0.0, 1.0]
+    assert logged["maze_verdict"][0] == compute_score("m", None, to_text(DETOUR))["reason"]
+
+
 def test_trl_reward_reads_maxrls_columns():
     logged = {}
     rewards = maze_reward(
@@ -223,6 +288,33 @@ def test_focal_advantages_by_hand():
     )
 
 
+def mazerl_method(name: str) -> AlgoConfig:
+    """mazerl's own method `conf/algo/<name>.yaml` (what `mazerl-train algo=<name>` runs)."""
+    method = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "algo" / f"{name}.yaml"))
+    method.pop("defaults")
+    return AlgoConfig(**method)
+
+
+@pytest.mark.parametrize("transform", REWARD_TRANSFORMS.names())
+@pytest.mark.parametrize("gamma", [0.0, 0.5, 1.0])
+def test_a_reward_transform_in_the_bridge_is_mazerls_method(transform, gamma):
+    """PKPO (each reward transform) by name in the bridge: the transform, then its method's
+    advantage estimator, then the focal weight, equal to mazerl's own `group_advantages` with
+    `conf/algo/<name>.yaml` on the same groups (every count of correct samples of 8)."""
+    method = mazerl_method(transform)
+    assert transform in estimator_names() and method.reward_transform == transform
+    g = torch.Generator().manual_seed(0)
+    rewards = (torch.rand(64, 8, generator=g) < torch.linspace(0, 1, 64)[:, None]).float()
+    assert set(rewards.sum(1).int().tolist()) == set(range(9))
+    for kwargs in (method.reward_transform_kwargs, {"k": 2}):
+        ours, _ = focal_advantages(rewards, transform, gamma, **kwargs)
+        algo = AlgoConfig(**{**vars(method), "reward_transform_kwargs": kwargs})
+        theirs, _ = group_advantages(rewards, algo, FocalConfig(gamma=gamma))
+        torch.testing.assert_close(ours, theirs, atol=1e-6, rtol=0)
+        plain, _ = focal_advantages(rewards, method.advantage, gamma)  # without the transform
+        assert (ours - plain).abs().max() > 0.1
+
+
 @pytest.mark.parametrize(
     ("algo", "gamma", "kwargs", "message"),
     [
@@ -230,9 +322,11 @@ def test_focal_advantages_by_hand():
             "ppo",
             0.5,
             {},
-            f"unknown advantage estimator 'ppo'; known: {', '.join(ADVANTAGES.names())}",
+            f"unknown advantage estimator 'ppo'; known: {', '.join(estimator_names())}",
         ),
         ("passk", 0.5, {}, "advantage estimator 'passk' needs the argument k"),
+        ("pkpo", 0.5, {}, "reward transform 'pkpo' needs the argument k"),
+        ("pkpo", 0.5, {"k": 2, "x": 1}, "reward transform 'pkpo' takes no argument 'x'"),
         ("grpo", 0.5, {"k": 4}, "advantage estimator 'grpo' takes no argument 'k'"),
         ("grpo", float("nan"), {}, "focal gamma must be a finite number >= 0, got nan"),
     ],

@@ -1,10 +1,13 @@
 """mazerl's estimators in verl's advantage registry, across a process boundary as verl runs
 them: its trainer and workers are Ray actors, fresh processes that get only the environment
-variables of Ray's runtime environment. verl is not installed here (it is not part of the
-extra, see docs/tutorials/language-models.md), so a stand-in of the two pieces of verl this
-touches is written to a temporary folder: `verl/__init__.py` importing the modules named by
-`VERL_USE_EXTERNAL_MODULES` (as verl 0.9.1's does) and `verl.trainer.ppo.core_algos` with
-verl's registry functions. Where verl is installed, the same child runs against it too."""
+variables of Ray's runtime environment. verl is not part of the extra; `make test` (and so CI)
+installs verl 0.9.1 with `--no-deps` as docs/tutorials/language-models.md says. Everywhere, a
+stand-in of the two pieces of verl this touches is written to a temporary folder:
+`verl/__init__.py` importing the modules named by `VERL_USE_EXTERNAL_MODULES` (as verl
+0.9.1's does) and `verl.trainer.ppo.core_algos` with verl's registry functions. Where verl is
+installed, the same child runs against it too, and verl's own `ppo_trainer.yaml`, composed
+with the printed overrides, resolves mazerl's reward function and every estimator through
+verl's own loaders (those tests skip only where verl is not installed)."""
 
 import importlib.util
 import json
@@ -15,8 +18,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
+from omegaconf import OmegaConf
 
 from mazerl.apps.llm import main
+from mazerl.core.config import CONF_DIR
+from mazerl.llm import verl_config
+from mazerl.llm.objective import estimator_names, focal_advantages
+from mazerl.llm.text import sequence
 from mazerl.llm.verl_config import overrides, runtime_env
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,7 +81,7 @@ if names:
     out["masked"] = bool(torch.equal(adv * mask, adv) and torch.equal(adv, returns))
 print(json.dumps(out))
 """
-ESTIMATORS = [f"mazerl_{name}" for name in __import__("mazerl.algos").algos.ADVANTAGES.names()]
+ESTIMATORS = [f"mazerl_{name}" for name in estimator_names()]  # mazerl's registries
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +172,7 @@ def test_verl_args_are_hydra_overrides_that_keep_the_env_values_strings(tmp_path
     assert printed == overrides("maxrl", 1.0)
     (tmp_path / "ppo_trainer.yaml").write_text(
         "algorithm: {adv_estimator: gae}\n"
-        "custom_reward_function: {path: null, name: compute_score}\n"
+        "reward: {custom_reward_function: {path: null, name: null}}\n"
         "ray_kwargs: {ray_init: {num_cpus: null, runtime_env: {py_executable: null}}}\n"
     )
     with initialize_config_dir(str(tmp_path), version_base=None):
@@ -174,7 +183,8 @@ def test_verl_args_are_hydra_overrides_that_keep_the_env_values_strings(tmp_path
         "VERL_USE_EXTERNAL_MODULES": "mazerl.llm.verl_estimators",
         "MAZERL_FOCAL_GAMMA": "1.0",
     }
-    assert cfg.custom_reward_function.path == "pkg://mazerl.llm.verifier"
+    assert cfg.reward.custom_reward_function.path == "pkg://mazerl.llm.verifier"
+    assert cfg.reward.custom_reward_function.name == "compute_score"
     main(["verl-args", "--algo", "passk", "--algo-arg", "k=4"])
     passk = capsys.readouterr().out.split()
     assert "+ray_kwargs.ray_init.runtime_env.env_vars.MAZERL_ADVANTAGE_KWARGS='{\"k\":4}'" in passk
@@ -190,3 +200,126 @@ def test_verl_args_are_hydra_overrides_that_keep_the_env_values_strings(tmp_path
         with pytest.raises(SystemExit):
             main(["verl-args", *argv])
         assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("version", "prefix"),
+    [
+        ("0.5.0", ""),
+        ("0.7.0", ""),
+        ("0.7.1", "reward."),
+        ("0.8.0", "reward."),
+        ("0.9.1", "reward."),
+    ],
+)
+def test_verl_args_name_the_reward_keys_of_the_installed_verl(monkeypatch, capsys, version, prefix):
+    """verl reads `reward.custom_reward_function` from 0.7.1 on (its `get_custom_reward_fn`),
+    the top-level `custom_reward_function` before; the installed verl decides."""
+    monkeypatch.setattr(verl_config, "installed_verl", lambda: version)
+    main(["verl-args"])
+    printed = capsys.readouterr().out.split()
+    assert printed[-2:] == [
+        f"{prefix}custom_reward_function.path=pkg://mazerl.llm.verifier",
+        f"{prefix}custom_reward_function.name=compute_score",
+    ]
+    monkeypatch.setattr(verl_config, "installed_verl", lambda: None)  # none: the current keys
+    assert overrides()[-1] == "reward.custom_reward_function.name=compute_score"
+
+
+# composes verl's own ppo_trainer.yaml with each estimator's printed overrides (argv[1]: JSON
+# {name: overrides}), sets the runtime environment's variables as Ray does in every actor,
+# then resolves, through verl's own loaders, the reward function (scoring argv[2]'s cases)
+# and each estimator (on CHILD's two interleaved groups of 4)
+VERL_CHILD = """
+import importlib.util, json, os, sys
+from pathlib import Path
+from hydra import compose, initialize_config_dir
+
+root = Path(importlib.util.find_spec("verl").submodule_search_locations[0])
+configs = {}
+with initialize_config_dir(str(root / "trainer" / "config"), version_base=None):
+    for name, printed in json.loads(sys.argv[1]).items():
+        configs[name] = compose("ppo_trainer", overrides=printed)
+first = next(iter(configs.values()))
+os.environ.update(first.ray_kwargs.ray_init.runtime_env.env_vars)  # before verl is imported
+import numpy as np
+import torch
+from verl.trainer.ppo import core_algos
+from verl.trainer.ppo.reward import get_custom_reward_fn
+
+index = np.array(["a", "b"] * 4, dtype=object)
+scores = torch.tensor([1.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0])
+mask = torch.ones(8, 3)
+rewards = torch.zeros(8, 3)
+rewards[:, -1] = scores
+out = {}
+for name, cfg in configs.items():
+    env = dict(cfg.ray_kwargs.ray_init.runtime_env.env_vars)
+    for key in ("MAZERL_FOCAL_GAMMA", "MAZERL_ADVANTAGE_KWARGS"):
+        os.environ.pop(key, None)
+    os.environ.update(env)
+    fn = core_algos.get_adv_estimator_fn(cfg.algorithm.adv_estimator)
+    adv, _ = fn(token_level_rewards=rewards, response_mask=mask, index=index, config=cfg.algorithm)
+    reward_fn = get_custom_reward_fn(cfg)
+    scored = [reward_fn(**case) for case in json.loads(sys.argv[2])]
+    out[name] = {"adv": adv[:, 0].tolist(), "scores": scored}
+print(json.dumps(out))
+"""
+
+
+def method_kwargs(name: str) -> dict:
+    """The hyperparameters mazerl's method `conf/algo/<name>.yaml` gives estimator `name`
+    (its transform's, for a reward transform; none without such a file: a plug-in's)."""
+    path = CONF_DIR / "algo" / f"{name}.yaml"
+    if not path.is_file():
+        return {}
+    method = OmegaConf.load(path)
+    kwargs = method.reward_transform_kwargs if method.reward_transform == name else None
+    return OmegaConf.to_container(kwargs if kwargs is not None else method.advantage_kwargs)
+
+
+def test_verls_own_config_and_loaders_take_the_printed_overrides(capsys):
+    """The done-when of issue 52: verl's `ppo_trainer.yaml` with `mazerl-llm verl-args`'
+    overrides loads mazerl's `compute_score` through `get_custom_reward_fn` (a right answer
+    scores 1) and every mazerl estimator through verl's registry, with its gamma and
+    hyperparameters (advantages as mazerl's `focal_advantages`, to 1e-6)."""
+    if importlib.util.find_spec("verl") is None:
+        pytest.skip("verl is not installed")
+    from mazerl.envs.maze import MOVE_NAMES
+    from mazerl.envs.spec import MazeSpec
+
+    maze = MazeSpec(size=8, generator="prim").sample(np.random.default_rng(0))  # 17x17 cells
+    moves = [MOVE_NAMES[m] for m in maze.solution]
+    cases = [  # MaxRL's ground truth; the solution, then the solution less its last move
+        {"data_source": "mazerl-maxrl", "solution_str": " ".join(moves) + " DONE"},
+        {"data_source": "maze", "solution_str": " ".join(moves[:-1]) + " DONE"},
+    ]
+    cases = [{**case, "ground_truth": sequence(maze), "extra_info": {}} for case in cases]
+    printed = {}
+    for i, name in enumerate(ESTIMATORS):
+        algo, gamma = name.removeprefix("mazerl_"), (0.5, 1.0, 0.0)[i % 3]
+        kwargs = method_kwargs(algo)
+        argv = ["verl-args", "--algo", algo, "--gamma", str(gamma)]
+        main(argv + [f"--algo-arg={k}={json.dumps(v)}" for k, v in kwargs.items()])
+        printed[algo] = capsys.readouterr().out.split()
+        assert printed[algo] == overrides(algo, gamma, kwargs)
+        assert "reward.custom_reward_function.name=compute_score" in printed[algo]
+    paths = [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    done = subprocess.run(
+        [sys.executable, "-c", VERL_CHILD, json.dumps(printed), json.dumps(cases)],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert sorted(out) == sorted(printed)
+    rewards = torch.tensor([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0]])  # groups a and b
+    for i, algo in enumerate(printed):
+        expected, _ = focal_advantages(rewards, algo, (0.5, 1.0, 0.0)[i % 3], **method_kwargs(algo))
+        interleaved = expected.T.reshape(-1)  # rows a, b, a, b, ...
+        np.testing.assert_allclose(out[algo]["adv"], interleaved.numpy(), atol=1e-6)
+        assert out[algo]["scores"] == [
+            {"score": 1.0, "reason": "goal"},
+            {"score": 0.0, "reason": "stopped before the goal"},
+        ]

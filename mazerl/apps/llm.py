@@ -23,6 +23,7 @@ Hydra overrides that run mazerl's estimator and reward in `python -m verl.traine
 """
 
 import argparse
+import functools
 import importlib.util
 import json
 import sys
@@ -35,7 +36,9 @@ from mazerl.core.errors import UserError
 from mazerl.core.plugins import load_plugins
 
 EXTRA = ("transformers", "trl", "datasets")
-ALGO_ARG = "a hyperparameter of the estimator, e.g. k=4 for passk (repeatable)"
+ALGO_ARG = "a hyperparameter of the estimator, e.g. k=4 for passk and pkpo (repeatable)"
+ALGO_HELP = "a registered mazerl advantage estimator or reward transform (pkpo)"
+HUB_TIMEOUT = 10  # seconds: the one request that checks a --model Hub id
 
 
 def require_extra() -> None:
@@ -83,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--data", type=Path, required=True, help="an exported dataset")
     train.add_argument("--out", type=Path, required=True, help="a new folder")
     train.add_argument("--model", default="tiny", help="a causal LM (folder or hub id) or tiny")
-    train.add_argument("--algo", default="grpo", help="a registered mazerl advantage estimator")
+    train.add_argument("--algo", default="grpo", help=ALGO_HELP)
     train.add_argument("--gamma", type=float, default=0.5, help="focal gamma (0: off)")
     train.add_argument("--algo-arg", action="append", metavar="KEY=VALUE", help=ALGO_ARG)
     train.add_argument("--group", type=int, default=8, help="completions per prompt (N)")
@@ -109,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--seed", type=int, default=0)
 
     verl = sub.add_parser("verl-args", help="Hydra overrides for verl.trainer.main_ppo")
-    verl.add_argument("--algo", default="grpo", help="a registered mazerl advantage estimator")
+    verl.add_argument("--algo", default="grpo", help=ALGO_HELP)
     verl.add_argument("--gamma", type=float, default=0.5, help="focal gamma (0: off)")
     verl.add_argument("--algo-arg", action="append", metavar="KEY=VALUE", help=ALGO_ARG)
     return parser
@@ -217,9 +220,21 @@ def looks_like_path(name: str) -> bool:
 
 
 def model_source(name: str) -> tuple[str, bool]:
-    """`(source, local)` of a `--model` value other than `tiny`: a local model folder (read
-    without the Hub) or a Hub id. A `UserError` names a missing folder at once (no Hub
-    retries)."""
+    """Where `--model` loads from, found before transformers' loaders start.
+
+    Args:
+        name: a `--model` value other than `tiny`.
+
+    Returns:
+        `(source, local_only)`: a local model folder (read without the Hub), a Hub id in the
+        Hugging Face cache with the Hub offline or unreachable (read from the cache), or a Hub
+        id the Hub knows (loaded as transformers does).
+
+    Raises:
+        UserError: at once (no Hub retries), naming a missing or non-model folder, an id
+            the Hub does not know, or an id that is not cached while the Hub is offline
+            (`HF_HUB_OFFLINE`) or unreachable.
+    """
     folder = Path(name).expanduser()
     if folder.is_dir():
         if not (folder / "config.json").is_file():
@@ -227,17 +242,67 @@ def model_source(name: str) -> tuple[str, bool]:
         return str(folder), True
     if folder.exists() or looks_like_path(name):
         raise UserError(f"--model {name}: no such model folder")
+    return hub_source(name)
+
+
+@functools.cache
+def hub_source(name: str) -> tuple[str, bool]:
+    """`model_source` of a Hub id: one request to the Hub (`model_info`, no retries, at most
+    `HUB_TIMEOUT` seconds), none when it is offline; read once per process."""
+    from huggingface_hub import HfApi, constants, try_to_load_from_cache
+    from huggingface_hub.errors import GatedRepoError, HFValidationError, RepositoryNotFoundError
+
+    try:
+        cached = isinstance(try_to_load_from_cache(name, "config.json"), str)
+    except HFValidationError as e:
+        raise UserError(f"--model {name}: no such model folder, nor a Hub id ({e})") from None
+    if constants.is_offline_mode():
+        if cached:
+            return name, True
+        raise UserError(
+            f"--model {name}: no such model folder, nor in the Hugging Face cache "
+            "(HF_HUB_OFFLINE is set)"
+        )
+    try:
+        HfApi(endpoint=constants.ENDPOINT).model_info(name, timeout=HUB_TIMEOUT)
+    except GatedRepoError:
+        return name, False  # transformers names the access it needs
+    except RepositoryNotFoundError:
+        if cached:
+            return name, True
+        raise UserError(
+            f"--model {name}: no such model folder, nor a model on the Hugging Face Hub "
+            f"({constants.ENDPOINT})"
+        ) from None
+    except Exception as e:  # the request failed: httpx's and OSError's many kinds
+        if cached:
+            return name, True
+        raise UserError(
+            f"--model {name}: no such model folder, and the Hugging Face Hub "
+            f"({constants.ENDPOINT}) cannot be reached ({e.__class__.__name__}); a cached "
+            "model loads without it"
+        ) from None
     return name, False
 
 
 def from_pretrained(cls, name: str):
-    """`cls.from_pretrained` of `--model name`; a `UserError` when it cannot load."""
+    """`cls.from_pretrained` of `--model name`.
+
+    Args:
+        cls: a transformers class with `from_pretrained` (a tokenizer or model class).
+        name: the `--model` value (not `tiny`).
+
+    Returns:
+        What `cls.from_pretrained` returns.
+
+    Raises:
+        UserError: the model cannot be found (`model_source`) or loaded.
+    """
     source, local = model_source(name)
     try:
         return cls.from_pretrained(source, local_files_only=local)
     except (OSError, ValueError) as e:
-        where = "cannot load it" if local else "not a local folder, nor loadable from the Hub"
-        raise UserError(f"--model {name}: {where} ({str(e).splitlines()[0]})") from None
+        raise UserError(f"--model {name}: cannot load it ({str(e).splitlines()[0]})") from None
 
 
 def load_tokenizer(name: str, fmt: str):
@@ -384,6 +449,7 @@ def train(args) -> None:
         save_strategy="no",
         seed=args.seed,
         use_cpu=not torch.cuda.is_available(),
+        activation_checkpointing=True,  # GRPOConfig's default, by its non-deprecated name
     )
     trainer = FocalGRPOTrainer(
         model=model,
@@ -403,6 +469,8 @@ def train(args) -> None:
     seconds = time.perf_counter() - start
     trainer.save_model(str(args.out / "model"))
     save_tokenizer(tokenizer, args.out / "model")
+    rewards = [h["reward"] for h in trainer.state.log_history if "reward" in h]
+    print("reward " + ", ".join(f"{r:.4g}" for r in rewards))
     print(
         f"trained {args.steps} steps in {seconds:.0f} s ({seconds / args.steps:.2f} s/step) -> "
         f"{args.out / 'model'} (TensorBoard: {args.out})"

@@ -44,6 +44,7 @@ from mazerl.llm.text import answer_prefix
 from mazerl.llm.verifier import judge
 
 EXACT_KS = (1, 8, 64, 128, 256, 1024, 2048)
+BAR_STEPS = 8  # the sampling bar advances at least this often (per maze for fewer mazes)
 
 
 def prompt_text(tokenizer, prompt: str | list[dict]) -> str:
@@ -165,7 +166,7 @@ def sampled_successes(
     limit = max_new_tokens or 2 * max(len(t) for c in canonical for t in c) + 8
     successes = np.zeros(len(mazes), dtype=np.int64)
     noncanonical = np.zeros(len(mazes), dtype=np.int64)
-    chunk = max(1, batch_rollouts // n)
+    chunk = sampling_chunk(len(mazes), n, batch_rollouts)
     bar = tqdm(total=len(mazes), desc=desc, disable=desc is None, unit="maze")
     for lo in range(0, len(mazes), chunk):
         part = list(mazes[lo : lo + chunk])
@@ -202,6 +203,22 @@ def sampled_successes(
         bar.update(len(part))
     bar.close()
     return successes, noncanonical
+
+
+def sampling_chunk(mazes: int, n: int, batch_rollouts: int) -> int:
+    """Mazes per `generate` call of `sampled_successes`.
+
+    Args:
+        mazes: the number of mazes sampled.
+        n: samples per maze.
+        batch_rollouts: the most rows per call.
+
+    Returns:
+        At most `batch_rollouts // n` mazes (at least 1) and at most `mazes / BAR_STEPS`
+        (rounded up), so that the progress bar advances at least `BAR_STEPS` times (per maze
+        for fewer mazes) rather than once for a set that fits one call.
+    """
+    return max(1, min(batch_rollouts // n, -(-mazes // BAR_STEPS)))
 
 
 def until_eos(ids: list[int], eos: int | None) -> list[int]:

@@ -1,44 +1,123 @@
-"""mazerl's objectives for language-model trainers: a registered advantage estimator times the
-focal weight, on a `[P, G]` reward tensor (P prompts, G completions each).
+"""mazerl's objectives for language-model trainers: a registered advantage estimator (after a
+registered reward transform, for PKPO) times the focal weight, on a `[P, G]` reward tensor (P
+prompts, G completions each).
 
-A thin adapter over mazerl's public entry points (`ADVANTAGES` called by name with its
-hyperparameters, `success_rate`, `focal_weight`), so TRL's `FocalGRPOTrainer` and verl's
-registered estimators compute exactly what `mazerl-train` computes. The policy loss stays the
-framework's own.
+A thin adapter over mazerl's public entry points (`ADVANTAGES` and `REWARD_TRANSFORMS` called
+by name with their hyperparameters, `success_rate`, `focal_weight`), so TRL's
+`FocalGRPOTrainer` and verl's registered estimators compute exactly what `mazerl-train`
+computes. The bridge's names (`estimator_names`) are every advantage estimator and every
+reward transform: a transform's name runs the transform, then the advantage estimator of its
+method file `conf/algo/NAME.yaml` (`pkpo`: the PKPO transform, then `rloo`), as
+`mazerl-train algo=NAME` does. The policy loss stays the framework's own.
 """
 
 import inspect
 import math
 
 import torch
+from omegaconf import OmegaConf
 
-from mazerl.algos import ADVANTAGES, focal_weight, success_rate
+from mazerl.algos import ADVANTAGES, REWARD_TRANSFORMS, focal_weight, success_rate
+from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import ConfigError
+
+
+def estimator_names() -> list[str]:
+    """The names the bridge takes as an estimator (`--algo`, `mazerl_<name>` in verl).
+
+    Returns:
+        Every registered advantage estimator and reward transform, sorted (`drgrpo`, `grpo`,
+        `maxrl`, `passk`, `pkpo`, `rloo`, `w_reinforce` and an installed plug-in's).
+    """
+    return sorted({*ADVANTAGES.names(), *REWARD_TRANSFORMS.names()})
+
+
+def method_parts(algo: str) -> tuple[str | None, str, dict]:
+    """What an estimator name runs.
+
+    Args:
+        algo: a name of `estimator_names()`.
+
+    Returns:
+        `(transform, advantage, advantage_kwargs)`: for an advantage estimator `(None, algo,
+        {})`; for a reward transform the transform's name and the advantage estimator with
+        its hyperparameters that `conf/algo/<algo>.yaml` names (`pkpo`: `("pkpo", "rloo",
+        {})`).
+
+    Raises:
+        ConfigError: `algo` is neither, naming the known names; or a transform has no method
+            file naming its advantage estimator.
+    """
+    if algo in ADVANTAGES:
+        return None, algo, {}
+    if algo in REWARD_TRANSFORMS:
+        path = CONF_DIR / "algo" / f"{algo}.yaml"
+        if not path.is_file():
+            raise ConfigError(
+                f"reward transform {algo!r} has no method file conf/algo/{algo}.yaml naming "
+                "the advantage estimator that follows it"
+            )
+        method = OmegaConf.load(path)
+        return algo, method.advantage, OmegaConf.to_container(method.advantage_kwargs)
+    raise ConfigError(
+        f"unknown advantage estimator {algo!r}; known: {', '.join(estimator_names())}"
+    )
 
 
 def focal_advantages(
     rewards: torch.Tensor, algo: str = "grpo", gamma: float = 0.5, **advantage_kwargs
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """`[P, G]` rewards -> `[P, G]` advantages g * A and the `[P, 1]` focal weights g.
+    """Advantages g * A of groups of rewards, and their focal weights g.
 
-    A: the advantage estimator registered as `algo` (`grpo`, `drgrpo`, `rloo`, ...) called
-    with `advantage_kwargs` (`passk` needs `k`, `w_reinforce` its two weights, as mazerl's
-    `algo.advantage_kwargs`); g = (1 - mu_hat)^gamma with mu_hat the group's fraction of
-    rewards >= 1 (F-GRPO, Eq. 11-13); gamma = 0 gives A itself. A `ConfigError` names the
-    known estimators for an unknown `algo`, and a missing or unknown argument.
+    A is the advantage estimator `algo` (`grpo`, `drgrpo`, `rloo`, ...) called with
+    `advantage_kwargs` (`passk` needs `k`, `w_reinforce` its two weights, as mazerl's
+    `algo.advantage_kwargs`); for a reward transform `algo` (`pkpo`) it is the advantage
+    estimator of `method_parts` on the transformed rewards, `advantage_kwargs` going to the
+    transform (`pkpo` needs `k`). g = (1 - mu_hat)^gamma with mu_hat the group's fraction of
+    rewards >= 1, from the rewards themselves (F-GRPO, Eq. 11-13); gamma = 0 gives A itself.
+
+    Args:
+        rewards: `[P, G]` rewards, P groups of G completions.
+        algo: an estimator name (`estimator_names`).
+        gamma: the focal exponent, >= 0.
+        **advantage_kwargs: the estimator's (or transform's) hyperparameters.
+
+    Returns:
+        `[P, G]` advantages g * A and `[P, 1]` focal weights g.
+
+    Raises:
+        ConfigError: an unknown `algo` (naming the known ones), or a missing or unknown
+            argument.
     """
-    advantages = ADVANTAGES.call(algo, rewards, **advantage_kwargs)
+    transform, advantage, fixed = method_parts(algo)
+    if transform is None:
+        advantages = ADVANTAGES.call(advantage, rewards, **advantage_kwargs)
+    else:
+        scored = REWARD_TRANSFORMS.call(transform, rewards, **advantage_kwargs)
+        advantages = ADVANTAGES.call(advantage, scored, **fixed)
     g = focal_weight(success_rate(rewards), gamma)
     return g * advantages, g
 
 
 def check_objective(algo: str, gamma: float, advantage_kwargs: dict) -> None:
-    """A `ConfigError` for an unknown estimator, an argument it does not take or lacks, or a
-    gamma that is not a finite number >= 0 (before any rewards exist)."""
-    ADVANTAGES.check_arguments(algo, advantage_kwargs)
-    params = list(inspect.signature(ADVANTAGES.get(algo)).parameters.values())[1:]
+    """Check an objective's settings before any rewards exist.
+
+    Args:
+        algo: an estimator name (`estimator_names`).
+        gamma: the focal exponent.
+        advantage_kwargs: the estimator's (a transform's, for a transform name)
+            hyperparameters.
+
+    Raises:
+        ConfigError: an unknown estimator, an argument it does not take or lacks, or a gamma
+            that is not a finite number >= 0.
+    """
+    transform, advantage, _ = method_parts(algo)
+    registry, name = (ADVANTAGES, advantage) if transform is None else (REWARD_TRANSFORMS, algo)
+    registry.check_arguments(name, advantage_kwargs)
+    params = list(inspect.signature(registry.get(name)).parameters.values())[1:]
     missing = [p.name for p in params if p.default is p.empty and p.name not in advantage_kwargs]
     if missing:
-        raise ConfigError(f"advantage estimator {algo!r} needs the argument {', '.join(missing)}")
+        raise ConfigError(f"{registry.kind} {name!r} needs the argument {', '.join(missing)}")
     if not (isinstance(gamma, int | float) and math.isfinite(gamma) and gamma >= 0):
         raise ConfigError(f"focal gamma must be a finite number >= 0, got {gamma!r}")

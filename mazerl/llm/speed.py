@@ -51,6 +51,7 @@ def trl_grpo_speed(
             use_cpu=True,
             disable_tqdm=True,
             seed=seed,
+            activation_checkpointing=True,  # GRPOConfig's default, by its non-deprecated name
         )
         trainer = FocalGRPOTrainer(
             model=tiny_model(policy, seed),

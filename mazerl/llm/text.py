@@ -71,10 +71,24 @@ def sequence(maze: Maze) -> str:
 
 
 def grid_rows(text: str) -> list[str]:
-    """The layout rows (`#`, `.`, `S`, `G`, as mazerl's layout files) of the grid in a MaxRL
-    token sequence: the words between `GRID_START` and the next `GRID_END`, rows split at
-    `NEWLINE`; words around the grid are not read. A `ValueError` names what is missing or the
-    first word that is not a cell."""
+    """The layout rows of the grid in a MaxRL token sequence.
+
+    The words between `GRID_START` and the next `GRID_END` are read, rows split at `NEWLINE`;
+    empty rows are skipped, as MaxRL's judge does (its maze generator writes `NEWLINE` after
+    every row, the last one included), so a leading, trailing or doubled `NEWLINE` reads the
+    same grid. Words around the grid are not read.
+
+    Args:
+        text: a MaxRL token sequence (`<bos> GRID_START ... GRID_END PATH_START ...`).
+
+    Returns:
+        The grid's rows of `#` (wall), `.` (open), `S` (start) and `G` (goal), as mazerl's
+        layout files; none when the grid has no cell.
+
+    Raises:
+        ValueError: `GRID_START` or `GRID_END` is missing, or a grid word is not a cell or
+            `NEWLINE` (the message names the first such word).
+    """
     words = text.split()
     if "GRID_START" not in words:
         raise ValueError("no GRID_START")
@@ -89,7 +103,7 @@ def grid_rows(text: str) -> list[str]:
             rows[-1] += CELL_OF_WORD[word]
         else:
             raise ValueError(f"grid word {word[:20]!r} is not a cell or NEWLINE")
-    return rows
+    return [row for row in rows if row]
 
 
 def answer_prefix(maze: Maze, fmt: str, route: int = 0) -> str:

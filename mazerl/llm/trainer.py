@@ -18,10 +18,17 @@ Logged with TRL's metrics (TensorBoard with `report_to="tensorboard"`): `focal_w
 Tested with TRL 1.16.
 """
 
+import warnings
+
 import torch
 from trl import GRPOTrainer
 
 from mazerl.llm.objective import check_objective, focal_advantages
+
+# the FutureWarnings of transformers 5's deprecated `gradient_checkpointing*` names, which TRL's
+# `_generate_and_score_completions` calls (`is_gradient_checkpointing`, `..._disable`,
+# `..._enable`); pass `activation_checkpointing` to `GRPOConfig` to avoid the config's own
+DEPRECATED_CHECKPOINTING = r"`(is_)?gradient_checkpointing\w*` is deprecated"
 
 
 class FocalGRPOTrainer(GRPOTrainer):
@@ -52,7 +59,9 @@ class FocalGRPOTrainer(GRPOTrainer):
         return self._gathered_rewards
 
     def _generate_and_score_completions(self, inputs):
-        output = super()._generate_and_score_completions(inputs)
+        with warnings.catch_warnings():  # TRL 1.16 reads transformers' deprecated names here
+            warnings.filterwarnings("ignore", DEPRECATED_CHECKPOINTING, FutureWarning)
+            output = super()._generate_and_score_completions(inputs)
         mode = "train" if self.model.training else "eval"
         group = self.num_generations if mode == "train" else self.num_generations_eval
         per_func = self._gathered_rewards

@@ -119,6 +119,8 @@ def maze_of_text(text: str) -> Maze:
 def maze_of_rows(rows: list[str]) -> Maze:
     """A maze from layout rows (`#`, `.`, `S`, `G`) with however many routes it has, up to
     `MAX_ROUTES` (`layouts.parse` wants their number declared, as mazerl's own layouts do)."""
+    if not rows:
+        raise ValueError("the grid has no cells")
     widths = sorted({len(row) for row in rows})
     if widths[0] == 0 or len(widths) > 1:
         raise ValueError(f"the grid is not a rectangle: rows of {widths} cells")
@@ -171,8 +173,22 @@ def score(
 
 
 def completion_text(completion) -> str:
-    """A TRL completion: text, or a conversation whose last message is the answer."""
-    return completion if isinstance(completion, str) else completion[-1]["content"]
+    """The answer text of a TRL completion.
+
+    Args:
+        completion: text, or a conversation (a list of messages) whose last message's
+            `content` is the answer.
+
+    Returns:
+        The text; `""` for anything else (None, an empty conversation, a message without
+        text content), which then scores 0 as an answer without moves, as in `compute_score`.
+    """
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list | tuple) and completion and isinstance(completion[-1], dict):
+        content = completion[-1].get("content")
+        return content if isinstance(content, str) else ""
+    return ""
 
 
 def maze_reward(
