@@ -9,6 +9,7 @@ its claims file; `mazerl-summarize SWEEP` then writes `claims.md` and `claims.cs
     methods:                                  # a reader's name -> how runs are selected
       GRPO: {method: grpo}                    # a conf/method preset (the config group choice)
       F-GRPO gamma 0.5: {algo: grpo, gamma: 0.5}   # or the algo and focal.gamma
+      GRPO (maze_long): {algo: grpo, gamma: 0, experiment: maze_long}  # and the experiment
     defaults: {set: id, metric: exact_pass, k: 1}  # merged into every claim
     claims:
       - id: n32-gamma05               # unique
@@ -17,7 +18,8 @@ its claims file; `mazerl-summarize SWEEP` then writes `claims.md` and `claims.cs
         b: GRPO                       # or `base model`: a minus its own base model
         n: 32                         # group size (train.group_size)
         step: 15000                   # the evaluation read
-        sweep: decisive_nozero        # optional: a folder beside the summarized sweep
+        sweep: decisive_nozero        # optional: a folder beside the summarized sweep, or a
+                                      # list of them whose runs are read together
         reference: 10.6               # optional, points
         reference_kind: single run    # `single run` or `mean`, with a reference
 
@@ -56,15 +58,15 @@ COLUMNS = (
     "hi", "df", "p", "p_adjusted", "pi_lo", "pi_hi", "reference", "reference_kind",
     "direction", "magnitude",
 )  # fmt: skip
-SELECTORS = ("method", "algo", "gamma")
+SELECTORS = ("method", "algo", "gamma", "experiment")
 METRICS = ("exact_pass", "pass")
 
 
 @dataclass(frozen=True)
 class Claim:
     """One comparison: `a` minus `b` (readers' names, `b` possibly `BASE`) at group size `n`,
-    on `metric`@`k` of evaluation set `set_name` at evaluation `step`, from the runs of
-    `sweep`; `reference` in points (None: no reference) of kind `reference_kind`."""
+    on `metric`@`k` of evaluation set `set_name` at evaluation `step`, from the runs of the
+    folders `sweep`; `reference` in points (None: no reference) of kind `reference_kind`."""
 
     id: str
     family: str
@@ -75,7 +77,7 @@ class Claim:
     metric: str
     k: int
     step: int
-    sweep: Path
+    sweep: tuple[Path, ...]
     reference: float | None = None
     reference_kind: str = ""
 
@@ -152,13 +154,16 @@ def load_claims(path: Path, sweep: Path) -> ClaimsFile:
             raise UserError(
                 f"{where} claim {cid}: reference_kind {kind!r} not in {REFERENCE_KINDS}"
             )
-        other = Path(sweep).parent / str(item["sweep"]) if item.get("sweep") else Path(sweep)
-        if not other.is_dir():
-            raise UserError(f"{where} claim {cid}: sweep {other} does not exist")
+        named = item.get("sweep")
+        named = [named] if isinstance(named, str) else named or []
+        folders = tuple(Path(sweep).parent / str(n) for n in named) or (Path(sweep),)
+        for other in folders:
+            if not other.is_dir():
+                raise UserError(f"{where} claim {cid}: sweep {other} does not exist")
         claims.append(
             Claim(
                 cid, str(item["family"]), str(item["a"]), str(item["b"]), int(item["n"]),
-                str(item["set"]), metric, int(item["k"]), int(item["step"]), other,
+                str(item["set"]), metric, int(item["k"]), int(item["step"]), folders,
                 None if reference is None else float(reference), kind,
             )
         )  # fmt: skip
@@ -167,7 +172,7 @@ def load_claims(path: Path, sweep: Path) -> ClaimsFile:
 
 def selects(run: Run, selector: dict) -> bool:
     """Whether the run is the method `selector` names (`method`: the conf/method preset the
-    run chose; `algo`: its algo; `gamma`: its focal.gamma)."""
+    run chose; `algo`: its algo; `gamma`: its focal.gamma; `experiment`: its experiment)."""
     for key, want in selector.items():
         if key == "gamma":
             have = float((run.config.get("focal") or {}).get("gamma", 0.0))
@@ -200,6 +205,11 @@ def claim_matrix(claim: Claim, methods: dict, runs: list[Run]) -> tuple[np.ndarr
             if name != BASE and selects(run, methods[name]):
                 read = at_step(run, claim.step)
                 if read.metrics is not None:
+                    if run.seed in by_seed[side]:
+                        raise UserError(
+                            f"claim {claim.id}: {name} selects two runs of seed {run.seed} "
+                            f"({by_seed[side][run.seed][1].path.name}, {run.path.name})"
+                        )
                     by_seed[side][run.seed] = (read, run)
     if claim.b == BASE:
         delta = f"eval/{claim.set_name}/delta_{claim.metric}@{claim.k}_vs_base"
@@ -223,11 +233,11 @@ def claim_rows(claims_file: ClaimsFile) -> list[dict[str, str]]:
     (`paired_difference`: Satterthwaite's, with the maze term), p, the Holm-adjusted p over
     its family, the prediction interval for one run (single-run references only), and the
     two verdicts. A claim with fewer than two units gets nan numbers and `not shown`."""
-    runs: dict[Path, list[Run]] = {}
+    runs: dict[tuple[Path, ...], list[Run]] = {}
     numbers = []
     for c in claims_file.claims:
         if c.sweep not in runs:
-            runs[c.sweep] = find_runs(c.sweep)
+            runs[c.sweep] = [run for folder in c.sweep for run in find_runs(folder)]
         d, unit = claim_matrix(c, claims_file.methods, runs[c.sweep])
         diff = paired_difference(d) if len(d) else None
         lo, hi = diff.interval() if diff else (math.nan, math.nan)
