@@ -27,8 +27,16 @@ REWARD_TRANSFORMS: Registry[AdvantageFn] = Registry("reward transform")
 
 
 def estimator(name: str, *, all_equal_zero: bool = True) -> Callable[[AdvantageFn], AdvantageFn]:
-    """`@estimator("name")` registers an advantage estimator; `all_equal_zero=False` declares
-    that it gives some all-equal groups a non-zero advantage."""
+    """`@estimator("name")` registers an advantage estimator.
+
+    Args:
+        name: the estimator's name, the option `algo.advantage=NAME`.
+        all_equal_zero: False declares that it gives some all-equal groups a non-zero
+            advantage (W-REINFORCE), so DAPO's filter is refused with it.
+
+    Returns:
+        The decorator: it marks the function and registers it in `ADVANTAGES`.
+    """
 
     def add(fn: AdvantageFn) -> AdvantageFn:
         fn.all_equal_zero = all_equal_zero
@@ -74,6 +82,13 @@ def grpo(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
 
     std is the unbiased (N - 1) estimate and eps = 1e-6, as in verl's
     `compute_grpo_outcome_advantage`, which the paper's Maze runs use.
+
+    Args:
+        rewards: `[P, G]` rewards, P prompts of G rollouts each.
+        eps: added to the std (a group of one has std 1).
+
+    Returns:
+        `[P, G]` advantages, exactly 0 in an all-equal group.
     """
     centred = rewards - rewards.mean(-1, keepdim=True)
     std = rewards.std(-1, keepdim=True) if rewards.shape[-1] > 1 else torch.ones_like(centred)
@@ -82,7 +97,14 @@ def grpo(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
 
 @estimator("drgrpo")
 def drgrpo(rewards: torch.Tensor) -> torch.Tensor:
-    """A_i = r_i - mean(r): mean baseline, no std (Dr. GRPO, arXiv 2503.20783)."""
+    """A_i = r_i - mean(r): mean baseline, no std (Dr. GRPO, arXiv 2503.20783).
+
+    Args:
+        rewards: `[P, G]` rewards, P prompts of G rollouts each.
+
+    Returns:
+        `[P, G]` advantages, exactly 0 in an all-equal group.
+    """
     centred = rewards - rewards.mean(-1, keepdim=True)
     return torch.where(all_equal(rewards), 0.0, centred)
 
@@ -90,7 +112,14 @@ def drgrpo(rewards: torch.Tensor) -> torch.Tensor:
 @estimator("rloo")
 def rloo(rewards: torch.Tensor) -> torch.Tensor:
     """A_i = r_i - mean_{j != i} r_j = G/(G-1) (r_i - mean(r)): leave-one-out baseline
-    (RLOO, Ahmadian et al. 2024, arXiv 2402.14740)."""
+    (RLOO, Ahmadian et al. 2024, arXiv 2402.14740).
+
+    Args:
+        rewards: `[P, G]` rewards, P prompts of G rollouts each.
+
+    Returns:
+        `[P, G]` advantages, exactly 0 in an all-equal group.
+    """
     g = rewards.shape[-1]
     centred = rewards - rewards.mean(-1, keepdim=True)
     return torch.where(all_equal(rewards), 0.0, centred * (g / max(g - 1, 1)))

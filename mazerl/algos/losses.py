@@ -46,14 +46,34 @@ def masked(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 @AGGREGATIONS.register("token-mean")
 def token_mean(loss: torch.Tensor, mask: torch.Tensor, norm_mask=None) -> torch.Tensor:
-    """Mean over all response tokens of the batch (DAPO; the F-GRPO paper's setting)."""
+    """Mean over all response tokens of the batch (DAPO; the F-GRPO paper's setting).
+
+    Args:
+        loss: `[B, T]` per-token loss.
+        mask: `[B, T]` 1 on the response tokens of the rows given.
+        norm_mask: `[B', T]` the mask of the whole batch when only some of its rows are given
+            (the normaliser is taken from it); None: `mask`.
+
+    Returns:
+        The scalar loss.
+    """
     norm = mask if norm_mask is None else norm_mask
     return masked(loss, mask).sum() / norm.sum().clamp(min=1)
 
 
 @AGGREGATIONS.register("seq-mean-token-mean")
 def seq_mean_token_mean(loss: torch.Tensor, mask: torch.Tensor, norm_mask=None) -> torch.Tensor:
-    """Mean over tokens within each sequence, then over sequences (the original GRPO)."""
+    """Mean over tokens within each sequence, then over sequences (the original GRPO).
+
+    Args:
+        loss: `[B, T]` per-token loss.
+        mask: `[B, T]` 1 on the response tokens of the rows given.
+        norm_mask: `[B', T]` the mask of the whole batch when only some of its rows are given
+            (the normaliser is taken from it); None: `mask`.
+
+    Returns:
+        The scalar loss.
+    """
     norm = mask if norm_mask is None else norm_mask
     per_seq = masked(loss, mask).sum(-1) / mask.sum(-1).clamp(min=1)
     has_tokens = mask.sum(-1) > 0
@@ -63,7 +83,17 @@ def seq_mean_token_mean(loss: torch.Tensor, mask: torch.Tensor, norm_mask=None) 
 @AGGREGATIONS.register("seq-mean-token-sum-norm")
 def seq_mean_token_sum_norm(loss: torch.Tensor, mask: torch.Tensor, norm_mask=None) -> torch.Tensor:
     """Sum over tokens divided by the constant T (the padded max response length), averaged
-    over sequences: Dr. GRPO's length-unbiased normaliser (arXiv 2503.20783)."""
+    over sequences: Dr. GRPO's length-unbiased normaliser (arXiv 2503.20783).
+
+    Args:
+        loss: `[B, T]` per-token loss.
+        mask: `[B, T]` 1 on the response tokens of the rows given.
+        norm_mask: `[B', T]` the mask of the whole batch when only some of its rows are given
+            (the normaliser is taken from it); None: `mask`.
+
+    Returns:
+        The scalar loss.
+    """
     norm = mask if norm_mask is None else norm_mask
     return masked(loss, mask).sum() / (norm.shape[0] * norm.shape[1])
 
@@ -72,7 +102,17 @@ def seq_mean_token_sum_norm(loss: torch.Tensor, mask: torch.Tensor, norm_mask=No
 def token_sum(loss: torch.Tensor, mask: torch.Tensor, norm_mask=None) -> torch.Tensor:
     """Sum over all response tokens, unnormalised: the update grows with the number of
     samples (the categorical simulation's `paper_categorical` preset, see
-    docs/results/categorical.md)."""
+    docs/results/categorical.md).
+
+    Args:
+        loss: `[B, T]` per-token loss.
+        mask: `[B, T]` 1 on the response tokens of the rows given.
+        norm_mask: `[B', T]` the mask of the whole batch when only some of its rows are given
+            (unused: the sum has no normaliser).
+
+    Returns:
+        The scalar loss.
+    """
     return masked(loss, mask).sum()
 
 
@@ -180,6 +220,17 @@ def clip_surrogate(*, ratio, advantages, mask, clip_low: float = 0.2, clip_high:
 
     GRPO (arXiv 2402.03300): clip_low = clip_high = 0.2. DAPO's clip-higher
     (arXiv 2503.14476): clip_low 0.2, clip_high 0.28. Clipped tokens get no gradient.
+
+    Args:
+        ratio: `[B, T]` rho_t = pi_theta / pi_old per token.
+        advantages: `[B, 1]` or `[B, T]` advantages.
+        mask: `[B, T]` 1 on the response tokens (for the metrics).
+        clip_low: the lower bound is 1 - clip_low.
+        clip_high: the upper bound is 1 + clip_high.
+
+    Returns:
+        The `[B, T]` per-token loss and the metrics `clipfrac_low`, `clipfrac_high` (the
+        fractions of tokens clipped on each side).
     """
     adv = advantages
     clipped = torch.minimum(ratio * adv, ratio.clamp(1 - clip_low, 1 + clip_high) * adv)
@@ -195,7 +246,15 @@ def linear_surrogate(*, logp, advantages):
     """The linear surrogate of the paper's categorical analysis (F-GRPO Appendix J, after
     BroRL, arXiv 2510.01180): L_t = -A pi_theta(a_t), so dL/dz_i = -A p_a (1[i = a] - p_i),
     the update of Eq. 5. Not a policy-gradient estimator (its gradient carries an extra p).
-    It has no clip, so it takes no `clip_low`/`clip_high`."""
+    It has no clip, so it takes no `clip_low`/`clip_high`.
+
+    Args:
+        logp: `[B, T]` log pi_theta(a_t), with gradient.
+        advantages: `[B, 1]` or `[B, T]` advantages.
+
+    Returns:
+        The `[B, T]` per-token loss and no metrics.
+    """
     return -advantages * logp.exp(), {}
 
 
@@ -210,6 +269,17 @@ def cispo_surrogate(
     The IS weight is clipped to [0, 6] by default (eps_low 1.0, eps_high 5.0, after ScaleRL,
     arXiv 2510.13786) and detached, so every token keeps its gradient. Both sides are
     clipped, as in verl; TRL clips the upper side only, which differs when clip_low < 1.
+
+    Args:
+        ratio: `[B, T]` rho_t = pi_theta / pi_old per token.
+        logp: `[B, T]` log pi_theta(a_t), with gradient.
+        advantages: `[B, 1]` or `[B, T]` advantages.
+        mask: `[B, T]` 1 on the response tokens (for the metrics).
+        clip_low: the IS weight's lower bound is 1 - clip_low.
+        clip_high: the IS weight's upper bound is 1 + clip_high.
+
+    Returns:
+        The `[B, T]` per-token loss and the metrics `clipfrac_low`, `clipfrac_high`.
     """
     weight = ratio.clamp(1 - clip_low, 1 + clip_high).detach()
     metrics = {

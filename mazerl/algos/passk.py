@@ -28,8 +28,18 @@ def all_wrong_fraction(n: int, c: torch.Tensor, k: int) -> torch.Tensor:
 
 @estimator("passk")
 def passk(rewards: torch.Tensor, *, k: int) -> torch.Tensor:
-    """`[P, G]` rewards -> `[P, G]` Pass@k Training advantages (module docstring); k must be
-    an integer in [1, G]."""
+    """Pass@k Training advantages (module docstring).
+
+    Args:
+        rewards: `[P, G]` rewards, P prompts of G rollouts each; > 0 is correct.
+        k: the k of pass@k, an integer in [1, G].
+
+    Returns:
+        `[P, G]` advantages, in `rewards`' dtype, exactly 0 for an all-equal group.
+
+    Raises:
+        ConfigError: k is not an integer in [1, G].
+    """
     n = rewards.shape[-1]
     subset_size("k", k, n)
     c = (rewards > 0).sum(-1, keepdim=True).to(torch.float64)
