@@ -40,7 +40,15 @@ class _Table:
 
 @dataclass
 class Step:
-    """One batched transition; every field is `[B]`."""
+    """One batched transition.
+
+    Attributes:
+        reward: `[B]` float32, 1 on reaching the goal, else 0.
+        terminated: `[B]` bool, the episode ended by the rules (`MazeEnv`'s Episode End).
+        truncated: `[B]` bool, the episode reached `max_steps`.
+        event: `[B]` long, an index into `EVENTS`; `DONE_ALREADY` for rows that had ended.
+        route: `[B]` long, the route id on success, else -1.
+    """
 
     reward: torch.Tensor  # float32, 1 on reaching the goal
     terminated: torch.Tensor  # bool
@@ -55,11 +63,24 @@ class MazeBatch:
     Each grid is padded to the batch's common `(H, W)` plus a one-cell wall border, flattened,
     and given one extra always-blocked cell (`stop_cell`); a move is then one gather, with no
     bounds checks, and `mazerl.envs.dynamics.event` (the rules `MazeEnv` applies too) names
-    its event. State `[B]`: `flat` (the padded flat cell; `pos` gives
-    `(row, col)`), `steps`, `done`, `event` and `route` (how and by which route each
-    episode ended), and `visited [B, cells]`: -1 for a wall, else the episode number
-    (`episode [B]`) at which the cell was last entered, so that one gather tells wall, revisit
-    or free, and a reset increments `episode` instead of clearing the grid.
+    its event. `visited` keeps, per cell, the episode number at which it was last entered, so
+    that one gather tells wall, revisit or free, and a reset increments `episode` instead of
+    clearing the grid.
+
+    Args:
+        mazes: the B mazes (shapes may differ: smaller ones are padded with walls).
+        allow_revisits: whether entering a cell twice continues the episode.
+        max_steps: a positive step limit; None: `default_max_steps` of each maze.
+        device: where the state lives.
+
+    Attributes:
+        flat: `[B]` long, the padded flat cell of each row (`pos` gives `(row, col)`).
+        steps: `[B]` long, the steps taken in the current episode.
+        done: `[B]` bool, the episode has ended.
+        event: `[B]` long, how each episode ended (an index into `EVENTS`).
+        route: `[B]` long, by which route it reached the goal, else -1.
+        visited: `[B, cells]` int32: -1 for a wall, else the episode number (`episode`, `[B]`)
+            at which the cell was last entered.
     """
 
     def __init__(
@@ -79,7 +100,11 @@ class MazeBatch:
         return torch.as_tensor(np.asarray(a), device=self.device)
 
     def load(self, mazes: Sequence[Maze]) -> None:
-        """Replace all mazes (shapes may differ: smaller ones are padded with walls)."""
+        """Replace all mazes and reset every row.
+
+        Args:
+            mazes: the new B mazes (shapes may differ: smaller ones are padded with walls).
+        """
         self.mazes = list(mazes)
         # a group repeats each maze G times: build every array once per distinct maze, then
         # index it out to the rows
@@ -190,13 +215,26 @@ class MazeBatch:
         self.visited.scatter_(1, start, entered[:, None])
 
     def step(self, actions: torch.Tensor) -> Step:
-        """Apply `actions [B]` (0-3 moves, 4 stop) to every row that has not ended."""
+        """Apply one action to every row that has not ended.
+
+        Args:
+            actions: `[B]` long, 0-3 moves, 4 stop (ignored on ended rows).
+
+        Returns:
+            The transition of every row.
+        """
         goal, terminated, truncated, event = self.advance(actions)
         return Step(goal.float(), terminated, truncated, event, torch.where(goal, self.route, -1))
 
     def advance(self, actions: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """`step` without building its result (the generation loop's form): updates the state
-        and returns `goal, terminated, truncated, event`, each `[B]`."""
+        """`step` without building its result (the generation loop's form).
+
+        Args:
+            actions: `[B]` long, 0-3 moves, 4 stop (ignored on ended rows).
+
+        Returns:
+            `goal, terminated, truncated, event`, each `[B]` (bool, bool, bool, long).
+        """
         active = ~self.done
         # a stop's offset is 0, and so is an ended row's: its target is the agent's own cell
         # (the rules make a stop STOP; an ended row's event is overwritten below)
