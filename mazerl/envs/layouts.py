@@ -66,8 +66,21 @@ def files(name_or_path: str) -> list[Path]:
 
 
 def parse(text: str, source: str = "<string>", routes: int = 1) -> Maze:
-    """Parse and validate one layout. `routes` is the exact number of simple paths required
-    unless the text declares its own (`routes: K` as the first line)."""
+    """Parse and validate one layout.
+
+    Args:
+        text: the layout, one grid row per line; `routes: K` as the first line declares its
+            number of simple paths.
+        source: where the text came from, for the error messages.
+        routes: the exact number of simple start-goal paths required, unless the text
+            declares its own.
+
+    Returns:
+        The maze with all its routes.
+
+    Raises:
+        LayoutError: the text is not a valid layout (`source:line:col: problem`).
+    """
     return _parse_lines(text.splitlines(), source, routes, first_line=1, name=Path(source).stem)
 
 
@@ -144,8 +157,17 @@ def blocks(text: str) -> list[tuple[int, list[str]]]:
 
 
 def read_file(path: Path, routes: int = 1) -> list[Maze | LayoutError]:
-    """Every maze of one layout file, each parsed or its rejection. In a file of several mazes
-    the rejection names the maze (1-based) and the mazes are named `<stem>:<k>`."""
+    """Every maze of one layout file, each parsed or its rejection.
+
+    Args:
+        path: the layout file.
+        routes: the exact number of simple start-goal paths a maze must have, unless it
+            declares its own (`routes: K`).
+
+    Returns:
+        A `Maze` or a `LayoutError` per maze of the file, unpadded. In a file of several
+        mazes the rejection names the maze (1-based) and the mazes are named `<stem>:<k>`.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
@@ -172,13 +194,36 @@ def _try(fn) -> Maze | LayoutError:
 
 
 def read_collection(name_or_path: str, routes: int = 1) -> list[Maze | LayoutError]:
-    """Every maze of a collection (see `files`), each parsed or its rejection, unpadded."""
+    """Every maze of a collection, each parsed or its rejection.
+
+    Args:
+        name_or_path: a collection (see `files`).
+        routes: the exact number of simple start-goal paths a maze must have, unless it
+            declares its own (`routes: K`).
+
+    Returns:
+        A `Maze` or a `LayoutError` per maze, unpadded, in file order.
+
+    Raises:
+        LayoutError: the collection names no file.
+    """
     return [m for path in files(name_or_path) for m in read_file(path, routes)]
 
 
 def load_collection(name_or_path: str, routes: int = 1) -> tuple[Maze, ...]:
-    """The validated mazes of a collection, padded to its largest grid; the first rejection
-    is raised (with the number of further ones)."""
+    """The validated mazes of a collection.
+
+    Args:
+        name_or_path: a collection (see `files`).
+        routes: the exact number of simple start-goal paths a maze must have, unless it
+            declares its own (`routes: K`).
+
+    Returns:
+        The mazes, padded with walls to the collection's largest grid.
+
+    Raises:
+        LayoutError: the first rejection (with the number of further ones).
+    """
     read = read_collection(name_or_path, routes)
     bad = [m for m in read if isinstance(m, LayoutError)]
     if bad:
@@ -192,7 +237,19 @@ def load_collection(name_or_path: str, routes: int = 1) -> tuple[Maze, ...]:
 
 
 def load(name_or_path: str, routes: int = 1) -> Maze:
-    """Load and validate a single-maze layout (by shipped name or path)."""
+    """Load and validate a single-maze layout.
+
+    Args:
+        name_or_path: a shipped layout name or a file path.
+        routes: the exact number of simple start-goal paths a maze must have, unless it
+            declares its own (`routes: K`).
+
+    Returns:
+        The maze.
+
+    Raises:
+        LayoutError: the layout is invalid or holds more than one maze.
+    """
     mazes = load_collection(name_or_path, routes)
     if len(mazes) != 1:
         raise LayoutError(name_or_path, 0, 0, f"{len(mazes)} mazes, expected one")
