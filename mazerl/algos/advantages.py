@@ -46,14 +46,31 @@ def estimator(name: str, *, all_equal_zero: bool = True) -> Callable[[AdvantageF
 
 
 def declares_all_equal_zero(name: str) -> bool:
-    """Whether the estimator `name` declares exactly 0 for every all-equal group (one
-    registered without `estimator` does not say, so it is not assumed to)."""
+    """Whether an estimator declares exactly 0 for every all-equal group.
+
+    Args:
+        name: a registered estimator.
+
+    Returns:
+        Its declaration; False for one registered without `estimator` (it does not say, so
+        it is not assumed to).
+    """
     return getattr(ADVANTAGES.get(name), "all_equal_zero", False)
 
 
 def non_negative(name: str, value) -> float:
-    """`value` if it is a finite number >= 0 (a weight such as W-REINFORCE's lambda), else a
-    `ConfigError` naming the parameter."""
+    """A checked weight, such as W-REINFORCE's lambda.
+
+    Args:
+        name: the parameter's name, for the error.
+        value: the value given.
+
+    Returns:
+        `value` as a float.
+
+    Raises:
+        ConfigError: `value` is not a finite number >= 0.
+    """
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ConfigError(f"{name} must be a finite number >= 0, got {value!r}")
     if value < 0:
@@ -62,8 +79,19 @@ def non_negative(name: str, value) -> float:
 
 
 def subset_size(name: str, value, group_size: int) -> int:
-    """`value` if it is an integer in [1, group_size] (the k of pass@k from a group of N),
-    else a `ConfigError` naming the parameter."""
+    """A checked subset size: the k of pass@k from a group of N.
+
+    Args:
+        name: the parameter's name, for the error.
+        value: the value given.
+        group_size: N.
+
+    Returns:
+        `value`.
+
+    Raises:
+        ConfigError: `value` is not an integer in [1, N].
+    """
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= group_size:
         raise ConfigError(
             f"{name} must be an integer in [1, the group size N={group_size}], got {value!r}"
@@ -72,7 +100,14 @@ def subset_size(name: str, value, group_size: int) -> int:
 
 
 def all_equal(rewards: torch.Tensor) -> torch.Tensor:
-    """`[P, 1]` bool: the group's rewards are all equal."""
+    """Whether each group's rewards are all equal.
+
+    Args:
+        rewards: `[P, G]` rewards.
+
+    Returns:
+        `[P, 1]` bool.
+    """
     return (rewards == rewards[..., :1]).all(-1, keepdim=True)
 
 

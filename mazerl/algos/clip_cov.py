@@ -23,7 +23,18 @@ from mazerl.core.errors import ConfigError
 
 
 def check_ratio(name: str, value) -> float:
-    """`value` if it is a fraction in (0, 1] (of the batch's tokens), else a `ConfigError`."""
+    """A checked fraction of the batch's tokens.
+
+    Args:
+        name: the parameter's name, for the error.
+        value: the value given.
+
+    Returns:
+        `value` as a float.
+
+    Raises:
+        ConfigError: `value` is not a number in (0, 1].
+    """
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
         raise ConfigError(f"{name} must be a fraction in (0, 1], got {value!r}")
     return float(value)

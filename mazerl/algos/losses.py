@@ -40,7 +40,15 @@ AGGREGATIONS: Registry[AggFn] = Registry("loss aggregation")
 
 
 def masked(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """x where mask, exactly 0 elsewhere (so inf or NaN in padding cannot leak)."""
+    """`x` on the response tokens, exactly 0 elsewhere (so inf or NaN in padding cannot leak).
+
+    Args:
+        x: `[B, T]` values.
+        mask: `[B, T]` 1 on the response tokens.
+
+    Returns:
+        `[B, T]`, `x`'s dtype.
+    """
     return torch.where(mask.bool(), x, torch.zeros((), dtype=x.dtype, device=x.device))
 
 
@@ -117,7 +125,15 @@ def token_sum(loss: torch.Tensor, mask: torch.Tensor, norm_mask=None) -> torch.T
 
 
 def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """The detached mean of `x` over the response tokens (a metric)."""
+    """The mean over the response tokens (a metric).
+
+    Args:
+        x: `[B, T]` values.
+        mask: `[B, T]` 1 on the response tokens.
+
+    Returns:
+        The detached scalar mean (0 without response tokens).
+    """
     return (masked(x, mask).sum() / mask.sum().clamp(min=1)).detach()
 
 
@@ -126,13 +142,29 @@ LOG_RATIO_BOUND = 20.0  # |log rho| cap, as verl: exp(20) ~ 5e8 cannot overflow 
 
 def log_ratio(logp: torch.Tensor, old_logp: torch.Tensor) -> torch.Tensor:
     """log rho_t = log pi_theta - log pi_old per token, clamped to +-LOG_RATIO_BOUND (the clamp
-    is inactive, and the gradient exact, whenever the policy is within e^20 of pi_old)."""
+    is inactive, and the gradient exact, whenever the policy is within e^20 of pi_old).
+
+    Args:
+        logp: `[B, T]` log pi_theta(a_t).
+        old_logp: `[B, T]` log pi_old(a_t), the sampling policy's.
+
+    Returns:
+        `[B, T]` log-ratios in [-20, 20].
+    """
     return (logp - old_logp).clamp(-LOG_RATIO_BOUND, LOG_RATIO_BOUND)
 
 
 def kl_k3(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
     """Per-token k3 estimate of KL(pi_theta || pi_ref): exp(ref - logp) - (ref - logp) - 1 >= 0
-    (Schulman 2020, as in GRPO)."""
+    (Schulman 2020, as in GRPO).
+
+    Args:
+        logp: `[B, T]` log pi_theta(a_t).
+        ref_logp: `[B, T]` log pi_ref(a_t).
+
+    Returns:
+        `[B, T]` estimates, >= 0, in nats.
+    """
     d = ref_logp - logp
     return torch.exp(d) - d - 1.0
 
@@ -197,7 +229,16 @@ def _composed_loss(fn: Callable, reads_every_row: bool) -> LossFn:
 
 def surrogate(name: str, *, reads_every_row: bool = False) -> Callable[[Callable], Callable]:
     """`@surrogate("name")` registers the policy loss `name` composed from the decorated
-    per-token surrogate (see the module docstring); the surrogate itself is returned as is."""
+    per-token surrogate (see the module docstring).
+
+    Args:
+        name: the loss's name, the option `algo.loss=NAME`.
+        reads_every_row: True declares that its value on a row depends on the other rows (a
+            batch statistic): the update then never skips a row.
+
+    Returns:
+        The decorator; it returns the surrogate itself as is.
+    """
 
     def add(fn: Callable) -> Callable:
         POLICY_LOSSES.register(name)(_composed_loss(fn, reads_every_row))
@@ -207,8 +248,15 @@ def surrogate(name: str, *, reads_every_row: bool = False) -> Callable[[Callable
 
 
 def reads_every_row(loss: str) -> bool:
-    """Whether the policy loss `loss` needs every row of a batch (a loss registered without
-    `surrogate` does not say, so it gets every row)."""
+    """Whether a policy loss needs every row of a batch.
+
+    Args:
+        loss: a registered policy loss.
+
+    Returns:
+        Its declaration; True for a loss registered without `surrogate` (it does not say, so
+        it gets every row).
+    """
     return getattr(POLICY_LOSSES.get(loss), "reads_every_row", True)
 
 

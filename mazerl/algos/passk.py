@@ -20,8 +20,17 @@ from mazerl.algos.advantages import all_equal, estimator, subset_size
 
 def all_wrong_fraction(n: int, c: torch.Tensor, k: int) -> torch.Tensor:
     """C(n - c, k) / C(n, k): the fraction of the k-subsets of n samples, c of them correct,
-    that hold no correct sample (1 for k = 0, 0 when n - c < k), for `c` a float64 tensor;
-    computed as the product over i < k of (n - c - i) / (n - i), each factor floored at 0."""
+    that hold no correct sample; computed as the product over i < k of (n - c - i) / (n - i),
+    each factor floored at 0.
+
+    Args:
+        n: samples.
+        c: `[...]` float64, correct samples.
+        k: the subset size, >= 0.
+
+    Returns:
+        `[...]` float64 fractions: 1 for k = 0, 0 when n - c < k.
+    """
     i = torch.arange(k, dtype=torch.float64, device=c.device)
     return ((n - c[..., None] - i).clamp(min=0) / (n - i)).prod(-1)
 
