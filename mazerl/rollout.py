@@ -58,7 +58,14 @@ class Rollouts:
         return int(self.length.max().item()) if self.length.numel() else 0
 
     def select(self, prompts: torch.Tensor | list[int]) -> "Rollouts":
-        """The groups of the given prompt indices (groups stay whole)."""
+        """Some groups, whole.
+
+        Args:
+            prompts: the prompt (maze) indices kept, in the order given.
+
+        Returns:
+            The rollouts of those groups.
+        """
         idx = torch.as_tensor(prompts, dtype=torch.long, device=self.actions.device)
         rows = (
             idx[:, None] * self.group_size + torch.arange(self.group_size, device=idx.device)
@@ -72,8 +79,14 @@ class Rollouts:
 
     @staticmethod
     def cat(parts: "Sequence[Rollouts]") -> "Rollouts":
-        """Concatenate rollouts of mazes with the same grid shape (responses padded to the
-        longest T)."""
+        """Concatenate rollouts.
+
+        Args:
+            parts: rollouts of mazes with the same grid shape and group size.
+
+        Returns:
+            One `Rollouts`, the parts' groups in order, responses padded to the longest T.
+        """
         t = max(p.actions.shape[1] for p in parts)
         padded = [
             [
@@ -141,7 +154,14 @@ def sample_actions(
 
 def log_softmax(z: torch.Tensor) -> torch.Tensor:
     """`log_softmax` over the last dim, written out: over 5 actions it is 3.5x faster than
-    `torch.log_softmax` on CPU (which vectorises along that dim)."""
+    `torch.log_softmax` on CPU (which vectorises along that dim).
+
+    Args:
+        z: `[..., K]` logits.
+
+    Returns:
+        `[..., K]` log-probabilities.
+    """
     z = z - z.amax(-1, keepdim=True).detach()
     return z - z.exp().sum(-1, keepdim=True).log()
 

@@ -164,7 +164,12 @@ class MazeBatch:
         return (pos[:, 0] + 1) * self.stride + pos[:, 1] + 1
 
     def load_one(self, i: int, maze: Maze) -> None:
-        """Replace maze `i` by one of the same grid shape and reset it."""
+        """Replace one maze by one of the same grid shape and reset its row.
+
+        Args:
+            i: the row.
+            maze: the new maze, of the batch's grid shape `(H, W)`.
+        """
         assert maze.shape == (self.H, self.W), "load_one needs the batch's grid shape"
         grow_r = max(0, len(maze.routes) - self.routes.shape[1])
         grow_l = max(0, max(map(len, maze.routes)) - self.routes.shape[2])
@@ -189,7 +194,11 @@ class MazeBatch:
         self.reset(torch.arange(len(self.mazes), device=self.device) == i)
 
     def reset(self, mask: torch.Tensor | None = None) -> None:
-        """Put the masked rows (all when None) back at their start."""
+        """Put rows back at their start, for a new episode.
+
+        Args:
+            mask: `[B]` bool, the rows reset; None: all.
+        """
         b = len(self.mazes)
         start = self.start_flat[:, None]
         if mask is None:
@@ -279,6 +288,10 @@ class MazeVectorEnv(VectorEnv):
     mode is NEXT_STEP (Gymnasium's default): the step after an episode ends resets that env
     and ignores its action. Actions outside `MultiDiscrete([4] * num_envs)` (4, -1, floats,
     a wrong length) raise `ValueError`.
+
+    Args:
+        num_envs: the number of envs, a positive integer.
+        **options: `MazeEnv`'s arguments (`size`, `generator`, `layout`, ...).
     """
 
     metadata = {**MazeEnv.metadata, "autoreset_mode": AutoresetMode.NEXT_STEP}

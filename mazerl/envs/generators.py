@@ -241,7 +241,16 @@ def farthest(height, width, passages, rng) -> tuple[int, int]:
 
 
 def carve(height: int, width: int, passages: list[Passage]) -> np.ndarray:
-    """The `(2h+1, 2w+1)` uint8 grid (1 = wall) with the given passages open."""
+    """The grid of a cell lattice with some walls opened.
+
+    Args:
+        height: rows of cells.
+        width: columns of cells.
+        passages: `(a, b)` flat indices of neighbouring cells whose wall is opened.
+
+    Returns:
+        The `(2 * height + 1, 2 * width + 1)` uint8 grid, 1 = wall.
+    """
     grid = np.ones((2 * height + 1, 2 * width + 1), dtype=np.uint8)
     grid[1::2, 1::2] = 0
     for a, b in passages:
@@ -251,11 +260,29 @@ def carve(height: int, width: int, passages: list[Passage]) -> np.ndarray:
 
 
 def cell_to_grid(idx: int, width: int) -> Cell:
+    """Where a cell of the lattice sits on the grid.
+
+    Args:
+        idx: the flat cell index `i * width + j`.
+        width: columns of cells.
+
+    Returns:
+        The grid coordinates `(2i + 1, 2j + 1)`.
+    """
     i, j = divmod(idx, width)
     return 2 * i + 1, 2 * j + 1
 
 
 def check_size(height: int, width: int) -> None:
+    """Check a lattice size.
+
+    Args:
+        height: rows of cells.
+        width: columns of cells.
+
+    Raises:
+        ConfigError: a side that is not an integer in [MIN_CELLS, MAX_CELLS] = [2, 64].
+    """
     for key, value in (("height", height), ("width", width)):
         if not isinstance(value, int) or not MIN_CELLS <= value <= MAX_CELLS:
             raise ConfigError(

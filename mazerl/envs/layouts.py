@@ -37,7 +37,17 @@ def shipped_layouts() -> dict[str, Path]:
 
 
 def resolve(name_or_path: str) -> Path:
-    """The file behind a shipped layout name or a path."""
+    """The file behind a shipped layout name or a path.
+
+    Args:
+        name_or_path: a file path (`~` expanded) or a shipped layout's name.
+
+    Returns:
+        The file.
+
+    Raises:
+        LayoutError: neither a file nor a shipped name (the shipped names listed).
+    """
     path = Path(name_or_path).expanduser()
     if path.is_file():
         return path
@@ -49,8 +59,18 @@ def resolve(name_or_path: str) -> Path:
 
 
 def files(name_or_path: str) -> list[Path]:
-    """The layout files of a collection: a directory's `*.txt` files, a glob's matches (both
-    in name order), or the one file behind a path or shipped name."""
+    """The layout files of a collection.
+
+    Args:
+        name_or_path: a directory, a glob, a file path or a shipped name.
+
+    Returns:
+        A directory's `*.txt` files, a glob's matches (both in name order), or the one file
+        behind a path or shipped name.
+
+    Raises:
+        LayoutError: an empty directory, a glob without matches, or no such file.
+    """
     path = Path(name_or_path).expanduser()
     if path.is_dir():
         found = sorted(p for p in path.glob("*.txt") if p.is_file())
@@ -142,8 +162,14 @@ def _parse_lines(lines: list[str], source: str, routes: int, first_line: int, na
 
 
 def blocks(text: str) -> list[tuple[int, list[str]]]:
-    """The mazes of a collection text: `(first line number, lines)` per blank-line-separated
-    block."""
+    """The mazes of a collection text.
+
+    Args:
+        text: a layout file's text.
+
+    Returns:
+        `(first line number, lines)` per blank-line-separated block, line numbers 1-based.
+    """
     out: list[tuple[int, list[str]]] = []
     current: list[str] = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -257,7 +283,15 @@ def load(name_or_path: str, routes: int = 1) -> Maze:
 
 
 def pad(maze: Maze, shape: tuple[int, int]) -> Maze:
-    """`maze` with wall rows/columns added at the bottom/right up to `shape` (same routes)."""
+    """A maze padded with walls.
+
+    Args:
+        maze: the maze.
+        shape: the grid shape `(H, W)` wanted, at least the maze's.
+
+    Returns:
+        `maze` with wall rows/columns added at the bottom/right up to `shape` (same routes).
+    """
     if maze.shape == shape:
         return maze
     grid = np.ones(shape, dtype=np.uint8)
@@ -266,7 +300,14 @@ def pad(maze: Maze, shape: tuple[int, int]) -> Maze:
 
 
 def to_text(maze: Maze) -> str:
-    """The layout text of a maze (inverse of `parse`), with a `routes: K` header when K > 1."""
+    """The layout text of a maze (inverse of `parse`).
+
+    Args:
+        maze: the maze.
+
+    Returns:
+        One grid row per line, with a `routes: K` header when K > 1.
+    """
     chars = np.where(maze.grid == 1, WALL, OPEN).astype("<U1")
     chars[maze.start] = START
     chars[maze.goal] = GOAL
@@ -275,5 +316,12 @@ def to_text(maze: Maze) -> str:
 
 
 def collection_text(mazes) -> str:
-    """A collection file's text: the mazes' layouts separated by blank lines."""
+    """A collection file's text.
+
+    Args:
+        mazes: the mazes.
+
+    Returns:
+        Their layouts (`to_text`) separated by blank lines.
+    """
     return "\n".join(to_text(m) for m in mazes)

@@ -116,6 +116,15 @@ def check_max_steps(max_steps: int | None) -> int | None:
 
 
 def is_open(grid: np.ndarray, cell: Cell) -> bool:
+    """Whether a cell is on the grid and open.
+
+    Args:
+        grid: `(H, W)` uint8, 1 = wall.
+        cell: `(row, col)`, possibly off the grid.
+
+    Returns:
+        True for an open cell of the grid.
+    """
     r, c = cell
     return 0 <= r < grid.shape[0] and 0 <= c < grid.shape[1] and grid[r, c] == 0
 

@@ -91,7 +91,14 @@ def excluded_keys(sets: Sequence[EvalSet]) -> set[bytes]:
     """Keys training must avoid: every evaluation maze. Training mazes come from their own
     stream and skip these, so the evaluation size changes training only where a training
     maze would have equalled an evaluation maze (possible on tiny mazes only). A layout
-    training pool is used whole, shared mazes included (`TrainingMazes` says so)."""
+    training pool is used whole, shared mazes included (`TrainingMazes` says so).
+
+    Args:
+        sets: the evaluation sets.
+
+    Returns:
+        The `Maze.key` of every evaluation maze.
+    """
     return {m.key for s in sets for m in s.mazes}
 
 
@@ -318,8 +325,15 @@ def evaluate_set(
 
 
 def is_scalar(value) -> bool:
-    """Whether `value` is one real number: a Python or NumPy int or float, or a 0-d tensor or
-    array of one (never a bool, which is no metric)."""
+    """Whether a value is one real number: a Python or NumPy int or float, or a 0-d tensor or
+    array of one (never a bool, which is no metric).
+
+    Args:
+        value: a metric's value.
+
+    Returns:
+        True for one real number.
+    """
     if isinstance(value, torch.Tensor | np.ndarray):
         kind = value.dtype
         is_bool = kind in (torch.bool, np.bool_)
@@ -329,6 +343,12 @@ def is_scalar(value) -> bool:
 
 
 def scalars(metrics: dict) -> dict[str, float]:
-    """The scalar entries (`is_scalar`) of `evaluate_set`'s result, as floats: what reaches
-    TensorBoard and metrics.json."""
+    """What of `evaluate_set`'s result reaches TensorBoard and metrics.json.
+
+    Args:
+        metrics: `evaluate_set`'s result.
+
+    Returns:
+        Its scalar entries (`is_scalar`), as floats.
+    """
     return {k: float(v) for k, v in metrics.items() if is_scalar(v)}
