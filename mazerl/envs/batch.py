@@ -366,9 +366,13 @@ class MazeVectorEnv(VectorEnv):
         return self._obs(), reward, terminated, truncated, info
 
     def render(self) -> tuple | None:
-        """One frame per env, as `SyncVectorEnv.render` gives: `render_mode` "ansi" strings or
-        "rgb_array" `(H*8, W*8, 3)` images (the path taken this episode, agent last); a tuple
-        of None without a render mode or before `reset`."""
+        """One frame per env, as `SyncVectorEnv.render` gives them.
+
+        Returns:
+            A tuple of `render_mode` "ansi" strings or "rgb_array" `(H*8, W*8, 3)` uint8
+            images (the path taken this episode, agent last); a tuple of None without a
+            render mode or before `reset`.
+        """
         b = self._batch
         if b is None or self.render_mode is None:
             return (None,) * self.num_envs

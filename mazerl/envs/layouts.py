@@ -31,7 +31,11 @@ ROUTES_HEADER = re.compile(r"routes:\s*(\S*)\s*$")
 
 
 def shipped_layouts() -> dict[str, Path]:
-    """Name -> path of every layout and collection shipped in the package."""
+    """The layouts and collections shipped in the package.
+
+    Returns:
+        Name (file stem) -> path of each.
+    """
     folder = resources.files("mazerl.envs") / "layouts"
     return {Path(p.name).stem: Path(str(p)) for p in folder.iterdir() if p.name.endswith(".txt")}
 

@@ -49,7 +49,11 @@ class Prompts:
         return self.cells.shape[1], self.cells.shape[2]
 
     def tokens(self) -> torch.Tensor:
-        """`[P, L]` prompt token ids, L = H*W + (H-1) + 4."""
+        """The prompts as token ids (module docstring).
+
+        Returns:
+            `[P, L]` long, L = H*W + (H-1) + 4.
+        """
         p, h, _ = self.cells.shape
         cell_tok = CELL_TOKENS.to(self.cells.device)[self.cells]  # [P, H, W]
         newline = torch.full((p, h, 1), TOKEN["NEWLINE"], device=self.cells.device)
@@ -59,7 +63,11 @@ class Prompts:
         return torch.cat([head.expand(p, 2), rows, tail.expand(p, 2)], dim=1)
 
     def cell_index(self) -> torch.Tensor:
-        """`[H, W]` position of each cell's token in `tokens()`."""
+        """Where each cell's token is in `tokens()`.
+
+        Returns:
+            `[H, W]` long positions.
+        """
         h, w = self.shape
         rows = torch.arange(h)[:, None] * (w + 1)
         return (2 + rows + torch.arange(w)[None, :]).to(self.cells.device)
