@@ -4,10 +4,13 @@
   from the config classes (`mazerl.core.settings.setting`) and the YAML defaults, as `--help`
   reads them;
 - `reference/cli.md`: each command-line app's `--help`, run at build time;
+- inline code in a table cell breaks only at its spaces (`--help` stays whole, never `-` /
+  `-help`; `-1.5` and `train.group_size` likewise), so a long default still wraps;
 - the figures of the studies (`experiments/runs/**/*.png`, `experiments/figures/*.png`) are
   served under `results/` without being copied into `docs/`.
 """
 
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -108,6 +111,27 @@ def cli_page() -> str:
 
 GENERATED = {"reference/config.md": config_page, "reference/cli.md": cli_page}
 FIGURES = {"experiments/runs": "results/runs", "experiments/figures": "results/figures"}
+
+
+# a table cell, and a code span in it with nothing but text inside
+_CELL = re.compile(r"<(t[dh])\b[^>]*>.*?</\1>", re.S)
+_CODE = re.compile(r"<code>([^<]*)</code>")
+
+
+def _unbreakable(match: re.Match) -> str:
+    """A code span whose words each stay on one line (a browser breaks after a hyphen)."""
+    words = (f'<span class="mz-word">{w}</span>' if w else w for w in match.group(1).split(" "))
+    return f"<code>{' '.join(words)}</code>"
+
+
+def keep_table_code_whole(page_html: str) -> str:
+    """`page_html` with every code span of a table cell split into words that do not break
+    (`.mz-word` in stylesheets/extra.css): a line breaks between the words only."""
+    return _CELL.sub(lambda cell: _CODE.sub(_unbreakable, cell.group(0)), page_html)
+
+
+def on_page_content(page_html: str, page, config, files) -> str:
+    return keep_table_code_whole(page_html)
 
 
 def on_files(files: Files, config) -> Files:

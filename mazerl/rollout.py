@@ -19,9 +19,23 @@ from mazerl.policy.tokens import Prompts, encode
 
 @dataclass
 class Rollouts:
-    """B = P * G responses, row `p * G + i` is sample i of maze p. Tensors are `[B, T]`
-    (`positions [B, T, 2]`) with T the longest possible response; `mask` marks generated
-    tokens."""
+    """B = P * G responses, row `p * G + i` is sample i of maze p.
+
+    T is the longest possible response.
+
+    Attributes:
+        mazes: the P mazes.
+        prompts: the P mazes, encoded.
+        group_size: G, samples per maze.
+        actions: `[B, T]` long, the actions taken (0-3 moves, 4 DONE).
+        positions: `[B, T, 2]` long, the cell `(row, col)` before each action.
+        mask: `[B, T]` float, 1 on the generated tokens.
+        logp: `[B, T]` float, each action's log-prob under the sampling policy.
+        reward: `[B]` float, 1 iff the goal was reached.
+        event: `[B]` long, how each episode ended (an index into `EVENTS`).
+        route: `[B]` long, the route id of a successful rollout, else -1.
+        length: `[B]` long, generated tokens.
+    """
 
     mazes: list[Maze]
     prompts: Prompts  # the P mazes
@@ -44,7 +58,14 @@ class Rollouts:
         return int(self.length.max().item()) if self.length.numel() else 0
 
     def select(self, prompts: torch.Tensor | list[int]) -> "Rollouts":
-        """The groups of the given prompt indices (groups stay whole)."""
+        """Some groups, whole.
+
+        Args:
+            prompts: the prompt (maze) indices kept, in the order given.
+
+        Returns:
+            The rollouts of those groups.
+        """
         idx = torch.as_tensor(prompts, dtype=torch.long, device=self.actions.device)
         rows = (
             idx[:, None] * self.group_size + torch.arange(self.group_size, device=idx.device)
@@ -58,8 +79,14 @@ class Rollouts:
 
     @staticmethod
     def cat(parts: "Sequence[Rollouts]") -> "Rollouts":
-        """Concatenate rollouts of mazes with the same grid shape (responses padded to the
-        longest T)."""
+        """Concatenate rollouts.
+
+        Args:
+            parts: rollouts of mazes with the same grid shape and group size.
+
+        Returns:
+            One `Rollouts`, the parts' groups in order, responses padded to the longest T.
+        """
         t = max(p.actions.shape[1] for p in parts)
         padded = [
             [
@@ -96,13 +123,22 @@ def sample_actions(
     generator: torch.Generator | None,
     u: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """Sample `[B]` actions from `softmax(logits / temperature)`, optionally nucleus-truncated
-    to the smallest set of mass >= top_p. `u [B, 1]`: the uniform numbers (drawn from
-    `generator` when None).
+    """Sample actions from `softmax(logits / temperature)`, optionally nucleus-truncated.
 
     Inverse-CDF sampling on the unnormalised weights, one uniform number per row:
     action = #{k < K-1 : cdf_k <= u * cdf_K}, 8 tensor ops (8x faster than `torch.multinomial`
-    for 5 actions on CPU; the log-probs are computed once after the loop, `action_logp`)."""
+    for 5 actions on CPU; the log-probs are computed once after the loop, `action_logp`).
+
+    Args:
+        logits: `[B, K]` next-action logits.
+        temperature: divides the logits, > 0.
+        top_p: keep the smallest set of actions of mass >= top_p; 1: all.
+        generator: draws `u` when it is None.
+        u: `[B, 1]` uniform numbers in [0, 1), or None.
+
+    Returns:
+        `[B]` long, the sampled actions.
+    """
     z = logits.float() if temperature == 1.0 else logits.float() / temperature
     weights = (z - z.amax(-1, keepdim=True)).exp()
     if top_p < 1.0:
@@ -118,14 +154,30 @@ def sample_actions(
 
 def log_softmax(z: torch.Tensor) -> torch.Tensor:
     """`log_softmax` over the last dim, written out: over 5 actions it is 3.5x faster than
-    `torch.log_softmax` on CPU (which vectorises along that dim)."""
+    `torch.log_softmax` on CPU (which vectorises along that dim).
+
+    Args:
+        z: `[..., K]` logits.
+
+    Returns:
+        `[..., K]` log-probabilities.
+    """
     z = z - z.amax(-1, keepdim=True).detach()
     return z - z.exp().sum(-1, keepdim=True).log()
 
 
 def action_logp(logits: torch.Tensor, actions: torch.Tensor, temperature: float) -> torch.Tensor:
-    """Log-probs (`actions.shape`) of the actions under the untruncated tempered distribution
-    `softmax(logits / temperature)` (the policy's log-prob, as verl, whatever top_p)."""
+    """The policy's log-probs of actions, as verl takes them whatever top_p: under the
+    untruncated tempered distribution `softmax(logits / temperature)`.
+
+    Args:
+        logits: `[..., K]` logits.
+        actions: `[...]` long, the actions.
+        temperature: divides the logits, > 0.
+
+    Returns:
+        float32 log-probs, shaped as `actions`.
+    """
     logp = log_softmax(logits.float() / temperature)
     return logp.gather(-1, actions[..., None]).squeeze(-1)
 
@@ -146,10 +198,26 @@ def generate(
     device: torch.device | str = "cpu",
     compact: bool | None = None,
 ) -> Rollouts:
-    """Sample `group_size` responses for each maze (in inference mode; the returned tensors
-    are ordinary tensors, usable by the update). `compact`: run the policy on unfinished rows
-    only (where the policy supports `select_rows`); None: from `COMPACT_MIN_ROWS` rows, where
-    it is faster. Either way the same actions are sampled for the same generator state."""
+    """Sample `group_size` responses for each maze.
+
+    Runs in inference mode; the returned tensors are ordinary tensors, usable by the update.
+    The same actions are sampled for the same generator state, compacted or not.
+
+    Args:
+        policy: the policy that samples.
+        mazes: the P mazes.
+        group_size: G, responses per maze.
+        temperature: divides the logits, > 0.
+        top_p: nucleus sampling's mass; 1: the whole distribution.
+        allow_revisits: whether entering a cell twice continues the episode.
+        generator: the source of the samples' randomness (None: torch's global one).
+        device: where the tensors go.
+        compact: run the policy on unfinished rows only (where the policy supports
+            `select_rows`); None: from `COMPACT_MIN_ROWS` rows, where it is faster.
+
+    Returns:
+        The `P * G` rollouts, row `p * G + i` the i-th of maze p.
+    """
     prompts = encode(mazes, device)
     if compact is None:
         compact = len(mazes) * group_size >= COMPACT_MIN_ROWS
@@ -223,13 +291,20 @@ def _sample(
 def teacher_forced(
     mazes: Sequence[Maze], moves: Sequence[Sequence[int]], group_size: int
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Given move sequences as a batch for teacher forcing (`policy(prompts, group_size, ...)`):
-    row b holds `moves[b]` on maze `b // group_size`.
+    """Given move sequences as a batch for teacher forcing (`policy(prompts, group_size, ...)`).
 
-    Returns actions `[B, T]` (long), the cell before each action `[B, T, 2]` (long; a move into
-    a wall stays put, padding repeats the last cell) and the mask `[B, T]` (float) of given
-    moves, T the longest sequence. Used by SFT (demonstrations), exact route probabilities and
-    the tests."""
+    Used by SFT (demonstrations), exact route probabilities and the tests.
+
+    Args:
+        mazes: the mazes; row b is on maze `b // group_size`.
+        moves: B move sequences; row b holds `moves[b]`.
+        group_size: rows per maze.
+
+    Returns:
+        The actions `[B, T]` (long), the cell before each action `[B, T, 2]` (long; a move
+        into a wall stays put, padding repeats the last cell) and the mask `[B, T]` (float)
+        of the given moves, T the longest sequence.
+    """
     b, t = len(moves), max(len(m) for m in moves)
     actions = torch.zeros(b, t, dtype=torch.long)
     positions = torch.zeros(b, t, 2, dtype=torch.long)
@@ -245,9 +320,18 @@ def teacher_forced(
 
 
 def positions_before(actions: torch.Tensor, start: torch.Tensor, shape) -> torch.Tensor:
-    """`[B, T, 2]` cell before each action: the start plus the earlier moves (an episode ends
-    at its first wall or stop, so no later token needs another rule); clamped to the grid
-    beyond the end of each response."""
+    """The cell before each action: the start plus the earlier moves.
+
+    An episode ends at its first wall or stop, so no later token needs another rule.
+
+    Args:
+        actions: `[B, T]` long, the actions (0-3 moves, 4 DONE).
+        start: `[B, 2]` long, each row's start cell `(row, col)`.
+        shape: the grid's `(H, W)`.
+
+    Returns:
+        `[B, T, 2]` long cells, clamped to the grid beyond the end of each response.
+    """
     deltas = torch.tensor((*DELTAS, (0, 0)), dtype=torch.long, device=actions.device)
     steps = deltas[actions.clamp(max=len(DELTAS))]
     before = start[:, None] + steps.cumsum(1) - steps
@@ -258,9 +342,19 @@ def positions_before(actions: torch.Tensor, start: torch.Tensor, shape) -> torch
 def score(
     policy: SequencePolicy, rollouts: Rollouts, temperature: float = 1.0
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Log-probs `[B, T]` of the taken actions under the current policy (with gradients) and
-    per-token entropies `[B, T]`, both zero beyond each response. The forward pass covers only
-    the longest response; the result is padded back to T."""
+    """The taken actions' log-probs under the current policy, with gradients, for the update.
+
+    The forward pass covers only the longest response; the result is padded back to T.
+
+    Args:
+        policy: the policy being trained.
+        rollouts: the sampled responses.
+        temperature: divides the logits, as when sampling.
+
+    Returns:
+        The log-probs `[B, T]` and the per-token entropies `[B, T]` (nats), both zero beyond
+        each response.
+    """
     used = max(rollouts.used_length, 1)
     logits = policy(
         rollouts.prompts,

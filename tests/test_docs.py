@@ -302,3 +302,20 @@ def test_config_reference_lists_every_setting_with_its_yaml_default():
         in page
     )
     assert "| `base.bank` | `auto` | 'auto' or 'off' or 'require' |" in page
+
+
+def test_table_code_breaks_only_between_its_words():
+    """The settings table keeps `--help` and `-1.5` whole (a browser breaks after a hyphen), a
+    long default still wraps at its spaces, and code outside tables is left as it is."""
+    page = (
+        "<p>run <code>--help</code></p><table><tr><th><code>key</code></th></tr>"
+        "<tr><td><code>--help policy=NAME</code> or <code>-1.5</code></td></tr></table>"
+    )
+    out = _hooks().keep_table_code_whole(page)
+    word = '<span class="mz-word">{}</span>'
+    assert out.startswith("<p>run <code>--help</code></p>")
+    assert f"<code>{word.format('--help')} {word.format('policy=NAME')}</code>" in out
+    assert f"<code>{word.format('-1.5')}</code>" in out
+    assert f"<th><code>{word.format('key')}</code></th>" in out
+    css = (DOCS / "stylesheets/extra.css").read_text()
+    assert re.search(r"\.mz-word\s*\{\s*white-space:\s*nowrap;", css)

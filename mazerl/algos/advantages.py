@@ -25,8 +25,16 @@ AdvantageFn = Callable[..., torch.Tensor]
 
 
 def estimator(name: str, *, all_equal_zero: bool = True) -> Callable[[AdvantageFn], AdvantageFn]:
-    """`@estimator("name")` registers an advantage estimator; `all_equal_zero=False` declares
-    that it gives some all-equal groups a non-zero advantage."""
+    """`@estimator("name")` registers an advantage estimator.
+
+    Args:
+        name: the estimator's name, the option `algo.advantage=NAME`.
+        all_equal_zero: False declares that it gives some all-equal groups a non-zero
+            advantage (W-REINFORCE), so DAPO's filter is refused with it.
+
+    Returns:
+        The decorator: it marks the function and registers it in `ADVANTAGES`.
+    """
 
     def add(fn: AdvantageFn) -> AdvantageFn:
         fn.all_equal_zero = all_equal_zero
@@ -36,14 +44,31 @@ def estimator(name: str, *, all_equal_zero: bool = True) -> Callable[[AdvantageF
 
 
 def declares_all_equal_zero(name: str) -> bool:
-    """Whether the estimator `name` declares exactly 0 for every all-equal group (one
-    registered without `estimator` does not say, so it is not assumed to)."""
+    """Whether an estimator declares exactly 0 for every all-equal group.
+
+    Args:
+        name: a registered estimator.
+
+    Returns:
+        Its declaration; False for one registered without `estimator` (it does not say, so
+        it is not assumed to).
+    """
     return getattr(ADVANTAGES.get(name), "all_equal_zero", False)
 
 
 def non_negative(name: str, value) -> float:
-    """`value` if it is a finite number >= 0 (a weight such as W-REINFORCE's lambda), else a
-    `ConfigError` naming the parameter."""
+    """A checked weight, such as W-REINFORCE's lambda.
+
+    Args:
+        name: the parameter's name, for the error.
+        value: the value given.
+
+    Returns:
+        `value` as a float.
+
+    Raises:
+        ConfigError: `value` is not a finite number >= 0.
+    """
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ConfigError(f"{name} must be a finite number >= 0, got {value!r}")
     if value < 0:
@@ -52,8 +77,19 @@ def non_negative(name: str, value) -> float:
 
 
 def subset_size(name: str, value, group_size: int) -> int:
-    """`value` if it is an integer in [1, group_size] (the k of pass@k from a group of N),
-    else a `ConfigError` naming the parameter."""
+    """A checked subset size: the k of pass@k from a group of N.
+
+    Args:
+        name: the parameter's name, for the error.
+        value: the value given.
+        group_size: N.
+
+    Returns:
+        `value`.
+
+    Raises:
+        ConfigError: `value` is not an integer in [1, N].
+    """
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= group_size:
         raise ConfigError(
             f"{name} must be an integer in [1, the group size N={group_size}], got {value!r}"
@@ -62,7 +98,14 @@ def subset_size(name: str, value, group_size: int) -> int:
 
 
 def all_equal(rewards: torch.Tensor) -> torch.Tensor:
-    """`[P, 1]` bool: the group's rewards are all equal."""
+    """Whether each group's rewards are all equal.
+
+    Args:
+        rewards: `[P, G]` rewards.
+
+    Returns:
+        `[P, 1]` bool.
+    """
     return (rewards == rewards[..., :1]).all(-1, keepdim=True)
 
 
@@ -72,6 +115,13 @@ def grpo(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
 
     std is the unbiased (N - 1) estimate and eps = 1e-6, as in verl's
     `compute_grpo_outcome_advantage`, which the paper's Maze runs use.
+
+    Args:
+        rewards: `[P, G]` rewards, P prompts of G rollouts each.
+        eps: added to the std (a group of one has std 1).
+
+    Returns:
+        `[P, G]` advantages, exactly 0 in an all-equal group.
     """
     centred = rewards - rewards.mean(-1, keepdim=True)
     std = rewards.std(-1, keepdim=True) if rewards.shape[-1] > 1 else torch.ones_like(centred)
@@ -80,7 +130,14 @@ def grpo(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
 
 @estimator("drgrpo")
 def drgrpo(rewards: torch.Tensor) -> torch.Tensor:
-    """A_i = r_i - mean(r): mean baseline, no std (Dr. GRPO, arXiv 2503.20783)."""
+    """A_i = r_i - mean(r): mean baseline, no std (Dr. GRPO, arXiv 2503.20783).
+
+    Args:
+        rewards: `[P, G]` rewards, P prompts of G rollouts each.
+
+    Returns:
+        `[P, G]` advantages, exactly 0 in an all-equal group.
+    """
     centred = rewards - rewards.mean(-1, keepdim=True)
     return torch.where(all_equal(rewards), 0.0, centred)
 
@@ -88,7 +145,14 @@ def drgrpo(rewards: torch.Tensor) -> torch.Tensor:
 @estimator("rloo")
 def rloo(rewards: torch.Tensor) -> torch.Tensor:
     """A_i = r_i - mean_{j != i} r_j = G/(G-1) (r_i - mean(r)): leave-one-out baseline
-    (RLOO, Ahmadian et al. 2024, arXiv 2402.14740)."""
+    (RLOO, Ahmadian et al. 2024, arXiv 2402.14740).
+
+    Args:
+        rewards: `[P, G]` rewards, P prompts of G rollouts each.
+
+    Returns:
+        `[P, G]` advantages, exactly 0 in an all-equal group.
+    """
     g = rewards.shape[-1]
     centred = rewards - rewards.mean(-1, keepdim=True)
     return torch.where(all_equal(rewards), 0.0, centred * (g / max(g - 1, 1)))

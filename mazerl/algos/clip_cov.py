@@ -23,7 +23,18 @@ from mazerl.core.errors import ConfigError
 
 
 def check_ratio(name: str, value) -> float:
-    """`value` if it is a fraction in (0, 1] (of the batch's tokens), else a `ConfigError`."""
+    """A checked fraction of the batch's tokens.
+
+    Args:
+        name: the parameter's name, for the error.
+        value: the value given.
+
+    Returns:
+        `value` as a float.
+
+    Raises:
+        ConfigError: `value` is not a number in (0, 1].
+    """
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
         raise ConfigError(f"{name} must be a fraction in (0, 1], got {value!r}")
     return float(value)
@@ -43,7 +54,26 @@ def clip_cov_surrogate(
     cov_high: float = 5.0,
 ):
     """PPO clip, with a random `cov_ratio` of the eligible high-covariance tokens detached
-    (module docstring); `[B, T]` per-token loss."""
+    (module docstring).
+
+    Args:
+        ratio: `[B, T]` rho_t = pi_theta / pi_old per token.
+        logp: `[B, T]` log pi_theta(a_t), with gradient.
+        advantages: `[B, 1]` or `[B, T]` advantages.
+        mask: `[B, T]` 1 on the response tokens.
+        clip_low: PPO's lower bound is 1 - clip_low.
+        clip_high: PPO's upper bound is 1 + clip_high.
+        cov_ratio: the fraction of the batch's response tokens detached, in (0, 1].
+        cov_low: an eligible token's covariance is above cov_low (and PPO did not clip it).
+        cov_high: an eligible token's covariance is below cov_high (finite, > cov_low).
+
+    Returns:
+        The `[B, T]` per-token loss and the metric `clipcov_frac` (the fraction detached).
+
+    Raises:
+        ConfigError: `cov_ratio` is not in (0, 1], or the covariance bounds are not finite
+            and increasing.
+    """
     check_ratio("cov_ratio", cov_ratio)
     if not (math.isfinite(cov_low) and math.isfinite(cov_high) and cov_low < cov_high):
         raise ConfigError(f"cov_low < cov_high must be finite, got {cov_low!r}, {cov_high!r}")

@@ -31,8 +31,27 @@ def entropy_adv_surrogate(
     clip_low: float = 0.2,
     clip_high: float = 0.2,
 ):
-    """`clip` on A_t = A + min(alpha sg(H_t), |A| / kappa) (`[B, T]`); alpha finite >= 0,
-    kappa finite >= 1 (the defaults are the paper's, as `conf/algo/entropy_adv.yaml`)."""
+    """`clip` on A_t = A + min(alpha sg(H_t), |A| / kappa) (module docstring).
+
+    The defaults are the paper's, as `conf/algo/entropy_adv.yaml`.
+
+    Args:
+        ratio: `[B, T]` rho_t = pi_theta / pi_old per token.
+        advantages: `[B, 1]` or `[B, T]` advantages.
+        mask: `[B, T]` 1 on the response tokens.
+        entropy: `[B, T]` the policy's per-token entropy H_t in nats (detached here).
+        alpha: the entropy bonus' weight, finite and >= 0.
+        kappa: the bonus is at most |A| / kappa; finite and >= 1.
+        clip_low: PPO's lower bound is 1 - clip_low.
+        clip_high: PPO's upper bound is 1 + clip_high.
+
+    Returns:
+        The `[B, T]` per-token loss and `clip`'s metrics, plus `entropy_adv_bonus` (the mean
+        bonus over the tokens of rows with a non-zero advantage).
+
+    Raises:
+        ConfigError: `alpha` is negative or `kappa` is not a finite number >= 1.
+    """
     alpha = non_negative("alpha", alpha)
     if isinstance(kappa, bool) or not isinstance(kappa, int | float) or not 1 <= kappa < math.inf:
         raise ConfigError(f"kappa must be a finite number >= 1, got {kappa!r}")

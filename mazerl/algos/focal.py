@@ -17,16 +17,34 @@ import torch
 
 
 def success_rate(rewards: torch.Tensor, correct_reward: float | None = 1.0) -> torch.Tensor:
-    """mu_hat `[P, 1]` of `[P, G]` rewards: the fraction of rewards >= `correct_reward`
-    (= X/N for binary 0/1 or -1/+1 rewards). With `correct_reward=None` (non-binary rewards)
-    it is the fraction of rewards at the group's maximum; this only matters for mixed groups,
-    since an all-equal group has zero advantage whatever its weight."""
+    """The group's empirical success rate mu_hat (= X/N for binary 0/1 or -1/+1 rewards).
+
+    Args:
+        rewards: `[P, G]` rewards.
+        correct_reward: a reward >= this is a success; None (non-binary rewards): the
+            group's maximum is (this only matters for mixed groups, since an all-equal group
+            has zero advantage whatever its weight).
+
+    Returns:
+        `[P, 1]` the fraction of successes, in `rewards`' dtype.
+    """
     threshold = rewards.amax(-1, keepdim=True) if correct_reward is None else correct_reward
     return (rewards >= threshold).to(rewards.dtype).mean(-1, keepdim=True)
 
 
 def focal_weight(mu: torch.Tensor, gamma: float) -> torch.Tensor:
-    """g = (1 - mu)^gamma, in [0, 1], non-increasing in mu; `gamma = 0` gives exactly 1."""
+    """F-GRPO's focal weight g = (1 - mu)^gamma, in [0, 1], non-increasing in mu.
+
+    Args:
+        mu: `[P, 1]` success rates (`success_rate`).
+        gamma: the focal exponent, >= 0; 0 gives exactly 1.
+
+    Returns:
+        `[P, 1]` detached weights.
+
+    Raises:
+        ValueError: gamma < 0.
+    """
     if gamma < 0:
         raise ValueError(f"focal gamma must be >= 0, got {gamma}")
     if gamma == 0:

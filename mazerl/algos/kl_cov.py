@@ -26,7 +26,23 @@ def kl_cov_surrogate(
     *, ratio, logp, old_logp, advantages, mask, cov_ratio: float = 2e-3, kl_coef: float = 1.0
 ):
     """-A rho_t, plus kl_coef |log rho_t| on the top `cov_ratio` of the tokens by
-    covariance (module docstring); `[B, T]` per-token loss."""
+    covariance (module docstring).
+
+    Args:
+        ratio: `[B, T]` rho_t = pi_theta / pi_old per token.
+        logp: `[B, T]` log pi_theta(a_t), with gradient.
+        old_logp: `[B, T]` the sampling policy's log-probs.
+        advantages: `[B, 1]` or `[B, T]` advantages.
+        mask: `[B, T]` 1 on the response tokens.
+        cov_ratio: the fraction of the batch's response tokens penalised, in (0, 1].
+        kl_coef: the penalty's weight, finite and >= 0.
+
+    Returns:
+        The `[B, T]` per-token loss and the metric `klcov_frac` (the fraction penalised).
+
+    Raises:
+        ConfigError: `cov_ratio` is not in (0, 1] or `kl_coef` is negative.
+    """
     check_ratio("cov_ratio", cov_ratio)
     kl_coef = non_negative("kl_coef", kl_coef)
     adv = advantages.expand_as(logp)

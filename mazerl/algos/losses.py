@@ -38,20 +38,48 @@ AggFn = Callable[[torch.Tensor, torch.Tensor, torch.Tensor | None], torch.Tensor
 
 
 def masked(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """x where mask, exactly 0 elsewhere (so inf or NaN in padding cannot leak)."""
+    """`x` on the response tokens, exactly 0 elsewhere (so inf or NaN in padding cannot leak).
+
+    Args:
+        x: `[B, T]` values.
+        mask: `[B, T]` 1 on the response tokens.
+
+    Returns:
+        `[B, T]`, `x`'s dtype.
+    """
     return torch.where(mask.bool(), x, torch.zeros((), dtype=x.dtype, device=x.device))
 
 
 @AGGREGATIONS.register("token-mean")
 def token_mean(loss: torch.Tensor, mask: torch.Tensor, norm_mask=None) -> torch.Tensor:
-    """Mean over all response tokens of the batch (DAPO; the F-GRPO paper's setting)."""
+    """Mean over all response tokens of the batch (DAPO; the F-GRPO paper's setting).
+
+    Args:
+        loss: `[B, T]` per-token loss.
+        mask: `[B, T]` 1 on the response tokens of the rows given.
+        norm_mask: `[B', T]` the mask of the whole batch when only some of its rows are given
+            (the normaliser is taken from it); None: `mask`.
+
+    Returns:
+        The scalar loss.
+    """
     norm = mask if norm_mask is None else norm_mask
     return masked(loss, mask).sum() / norm.sum().clamp(min=1)
 
 
 @AGGREGATIONS.register("seq-mean-token-mean")
 def seq_mean_token_mean(loss: torch.Tensor, mask: torch.Tensor, norm_mask=None) -> torch.Tensor:
-    """Mean over tokens within each sequence, then over sequences (the original GRPO)."""
+    """Mean over tokens within each sequence, then over sequences (the original GRPO).
+
+    Args:
+        loss: `[B, T]` per-token loss.
+        mask: `[B, T]` 1 on the response tokens of the rows given.
+        norm_mask: `[B', T]` the mask of the whole batch when only some of its rows are given
+            (the normaliser is taken from it); None: `mask`.
+
+    Returns:
+        The scalar loss.
+    """
     norm = mask if norm_mask is None else norm_mask
     per_seq = masked(loss, mask).sum(-1) / mask.sum(-1).clamp(min=1)
     has_tokens = mask.sum(-1) > 0
@@ -61,7 +89,17 @@ def seq_mean_token_mean(loss: torch.Tensor, mask: torch.Tensor, norm_mask=None) 
 @AGGREGATIONS.register("seq-mean-token-sum-norm")
 def seq_mean_token_sum_norm(loss: torch.Tensor, mask: torch.Tensor, norm_mask=None) -> torch.Tensor:
     """Sum over tokens divided by the constant T (the padded max response length), averaged
-    over sequences: Dr. GRPO's length-unbiased normaliser (arXiv 2503.20783)."""
+    over sequences: Dr. GRPO's length-unbiased normaliser (arXiv 2503.20783).
+
+    Args:
+        loss: `[B, T]` per-token loss.
+        mask: `[B, T]` 1 on the response tokens of the rows given.
+        norm_mask: `[B', T]` the mask of the whole batch when only some of its rows are given
+            (the normaliser is taken from it); None: `mask`.
+
+    Returns:
+        The scalar loss.
+    """
     norm = mask if norm_mask is None else norm_mask
     return masked(loss, mask).sum() / (norm.shape[0] * norm.shape[1])
 
@@ -70,12 +108,30 @@ def seq_mean_token_sum_norm(loss: torch.Tensor, mask: torch.Tensor, norm_mask=No
 def token_sum(loss: torch.Tensor, mask: torch.Tensor, norm_mask=None) -> torch.Tensor:
     """Sum over all response tokens, unnormalised: the update grows with the number of
     samples (the categorical simulation's `paper_categorical` preset, see
-    docs/results/categorical.md)."""
+    docs/results/categorical.md).
+
+    Args:
+        loss: `[B, T]` per-token loss.
+        mask: `[B, T]` 1 on the response tokens of the rows given.
+        norm_mask: `[B', T]` the mask of the whole batch when only some of its rows are given
+            (unused: the sum has no normaliser).
+
+    Returns:
+        The scalar loss.
+    """
     return masked(loss, mask).sum()
 
 
 def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """The detached mean of `x` over the response tokens (a metric)."""
+    """The mean over the response tokens (a metric).
+
+    Args:
+        x: `[B, T]` values.
+        mask: `[B, T]` 1 on the response tokens.
+
+    Returns:
+        The detached scalar mean (0 without response tokens).
+    """
     return (masked(x, mask).sum() / mask.sum().clamp(min=1)).detach()
 
 
@@ -84,13 +140,29 @@ LOG_RATIO_BOUND = 20.0  # |log rho| cap, as verl: exp(20) ~ 5e8 cannot overflow 
 
 def log_ratio(logp: torch.Tensor, old_logp: torch.Tensor) -> torch.Tensor:
     """log rho_t = log pi_theta - log pi_old per token, clamped to +-LOG_RATIO_BOUND (the clamp
-    is inactive, and the gradient exact, whenever the policy is within e^20 of pi_old)."""
+    is inactive, and the gradient exact, whenever the policy is within e^20 of pi_old).
+
+    Args:
+        logp: `[B, T]` log pi_theta(a_t).
+        old_logp: `[B, T]` log pi_old(a_t), the sampling policy's.
+
+    Returns:
+        `[B, T]` log-ratios in [-20, 20].
+    """
     return (logp - old_logp).clamp(-LOG_RATIO_BOUND, LOG_RATIO_BOUND)
 
 
 def kl_k3(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
     """Per-token k3 estimate of KL(pi_theta || pi_ref): exp(ref - logp) - (ref - logp) - 1 >= 0
-    (Schulman 2020, as in GRPO)."""
+    (Schulman 2020, as in GRPO).
+
+    Args:
+        logp: `[B, T]` log pi_theta(a_t).
+        ref_logp: `[B, T]` log pi_ref(a_t).
+
+    Returns:
+        `[B, T]` estimates, >= 0, in nats.
+    """
     d = ref_logp - logp
     return torch.exp(d) - d - 1.0
 
@@ -155,7 +227,16 @@ def _composed_loss(fn: Callable, reads_every_row: bool) -> LossFn:
 
 def surrogate(name: str, *, reads_every_row: bool = False) -> Callable[[Callable], Callable]:
     """`@surrogate("name")` registers the policy loss `name` composed from the decorated
-    per-token surrogate (see the module docstring); the surrogate itself is returned as is."""
+    per-token surrogate (see the module docstring).
+
+    Args:
+        name: the loss's name, the option `algo.loss=NAME`.
+        reads_every_row: True declares that its value on a row depends on the other rows (a
+            batch statistic): the update then never skips a row.
+
+    Returns:
+        The decorator; it returns the surrogate itself as is.
+    """
 
     def add(fn: Callable) -> Callable:
         POLICY_LOSSES.register(name)(_composed_loss(fn, reads_every_row))
@@ -165,8 +246,15 @@ def surrogate(name: str, *, reads_every_row: bool = False) -> Callable[[Callable
 
 
 def reads_every_row(loss: str) -> bool:
-    """Whether the policy loss `loss` needs every row of a batch (a loss registered without
-    `surrogate` does not say, so it gets every row)."""
+    """Whether a policy loss needs every row of a batch.
+
+    Args:
+        loss: a registered policy loss.
+
+    Returns:
+        Its declaration; True for a loss registered without `surrogate` (it does not say, so
+        it gets every row).
+    """
     return getattr(POLICY_LOSSES.get(loss), "reads_every_row", True)
 
 
@@ -178,6 +266,17 @@ def clip_surrogate(*, ratio, advantages, mask, clip_low: float = 0.2, clip_high:
 
     GRPO (arXiv 2402.03300): clip_low = clip_high = 0.2. DAPO's clip-higher
     (arXiv 2503.14476): clip_low 0.2, clip_high 0.28. Clipped tokens get no gradient.
+
+    Args:
+        ratio: `[B, T]` rho_t = pi_theta / pi_old per token.
+        advantages: `[B, 1]` or `[B, T]` advantages.
+        mask: `[B, T]` 1 on the response tokens (for the metrics).
+        clip_low: the lower bound is 1 - clip_low.
+        clip_high: the upper bound is 1 + clip_high.
+
+    Returns:
+        The `[B, T]` per-token loss and the metrics `clipfrac_low`, `clipfrac_high` (the
+        fractions of tokens clipped on each side).
     """
     adv = advantages
     clipped = torch.minimum(ratio * adv, ratio.clamp(1 - clip_low, 1 + clip_high) * adv)
@@ -193,7 +292,15 @@ def linear_surrogate(*, logp, advantages):
     """The linear surrogate of the paper's categorical analysis (F-GRPO Appendix J, after
     BroRL, arXiv 2510.01180): L_t = -A pi_theta(a_t), so dL/dz_i = -A p_a (1[i = a] - p_i),
     the update of Eq. 5. Not a policy-gradient estimator (its gradient carries an extra p).
-    It has no clip, so it takes no `clip_low`/`clip_high`."""
+    It has no clip, so it takes no `clip_low`/`clip_high`.
+
+    Args:
+        logp: `[B, T]` log pi_theta(a_t), with gradient.
+        advantages: `[B, 1]` or `[B, T]` advantages.
+
+    Returns:
+        The `[B, T]` per-token loss and no metrics.
+    """
     return -advantages * logp.exp(), {}
 
 
@@ -208,6 +315,17 @@ def cispo_surrogate(
     The IS weight is clipped to [0, 6] by default (eps_low 1.0, eps_high 5.0, after ScaleRL,
     arXiv 2510.13786) and detached, so every token keeps its gradient. Both sides are
     clipped, as in verl; TRL clips the upper side only, which differs when clip_low < 1.
+
+    Args:
+        ratio: `[B, T]` rho_t = pi_theta / pi_old per token.
+        logp: `[B, T]` log pi_theta(a_t), with gradient.
+        advantages: `[B, 1]` or `[B, T]` advantages.
+        mask: `[B, T]` 1 on the response tokens (for the metrics).
+        clip_low: the IS weight's lower bound is 1 - clip_low.
+        clip_high: the IS weight's upper bound is 1 + clip_high.
+
+    Returns:
+        The `[B, T]` per-token loss and the metrics `clipfrac_low`, `clipfrac_high`.
     """
     weight = ratio.clamp(1 - clip_low, 1 + clip_high).detach()
     metrics = {

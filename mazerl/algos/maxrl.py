@@ -16,7 +16,15 @@ from mazerl.algos.advantages import all_equal, estimator
 
 @estimator("maxrl")
 def maxrl(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
-    """`[P, G]` rewards -> `[P, G]` A = (r - mean r) / (mean r + eps), exactly 0 for an
-    all-equal group; eps = 1e-6 as the authors' `compute_maxrl_outcome_advantage`."""
+    """A = (r - mean r) / (mean r + eps) within each group (module docstring).
+
+    Args:
+        rewards: `[P, G]` rewards, P prompts of G rollouts each.
+        eps: added to the group's success rate; 1e-6 as the authors'
+            `compute_maxrl_outcome_advantage`.
+
+    Returns:
+        `[P, G]` advantages, exactly 0 for an all-equal group.
+    """
     mean = rewards.mean(-1, keepdim=True)
     return torch.where(all_equal(rewards), 0.0, (rewards - mean) / (mean + eps))

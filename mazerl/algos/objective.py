@@ -28,9 +28,20 @@ from mazerl.core.errors import ConfigError
 def group_advantages(
     rewards: torch.Tensor, algo: AlgoConfig, focal: FocalConfig
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """`[P, G]` rewards -> `[P, G]` advantages g * A and group diagnostics. A is the
-    estimator's on the transformed rewards (when a transform is set); the focal weight g and
-    the diagnostics come from the rewards themselves."""
+    """The focal-weighted group advantages g * A of a batch of groups.
+
+    A is the estimator's on the transformed rewards (when a transform is set); the focal
+    weight g and the diagnostics come from the rewards themselves.
+
+    Args:
+        rewards: `[P, G]` rewards, P prompts of G rollouts each.
+        algo: the method (`algo.*`: estimator, reward transform and their arguments).
+        focal: the focal weighting (`focal.gamma`, `focal.correct_reward`).
+
+    Returns:
+        `[P, G]` advantages and the diagnostics (scalar tensors): `frac_zero_adv_groups`,
+        `frac_all_correct`, `frac_all_wrong` and `focal_weight_mean` (over mixed groups).
+    """
     scored = rewards
     if algo.reward_transform is not None:
         scored = REWARD_TRANSFORMS.call(
@@ -54,10 +65,25 @@ def group_advantages(
 def policy_loss(
     algo: AlgoConfig, **tensors: torch.Tensor | None
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """The configured loss on `logp, old_logp, advantages, mask[, ref_logp, entropy,
-    norm_mask]`: it gets the method's hyperparameters it declares (the linear loss has no
-    clip) and every one of `algo.loss_kwargs`, an unknown one being a `ConfigError` naming
-    the loss's parameters."""
+    """The configured policy loss.
+
+    The loss gets the method's hyperparameters it declares (the linear loss has no clip) and
+    every one of `algo.loss_kwargs`.
+
+    Args:
+        algo: the method (`algo.loss`, `loss_agg_mode`, `clip_low`/`clip_high`, `kl_beta`,
+            `entropy_coef`, `loss_kwargs`).
+        **tensors: `logp`, `old_logp`, `mask` (`[B, T]`), `advantages` (`[B]` or `[B, T]`),
+            and optionally `ref_logp`, `entropy` (`[B, T]`) and `norm_mask` (`[B', T]`), as
+            `mazerl.algos.losses` describes them.
+
+    Returns:
+        The scalar loss to minimise and the metrics (detached scalars).
+
+    Raises:
+        ConfigError: an argument in `algo.loss_kwargs` the loss does not take (naming the
+            loss's parameters).
+    """
     hyper = {
         "clip_low": algo.clip_low,
         "clip_high": algo.clip_high,
@@ -72,7 +98,14 @@ def policy_loss(
 def reads_every_row(algo: AlgoConfig) -> bool:
     """Whether the loss reads rows whose advantage is zero: the KL term and the entropy bonus
     do (they are non-zero on every row), and so does a loss that declares it (a batch
-    statistic). Otherwise such rows add exactly zero, and the update may skip them."""
+    statistic). Otherwise such rows add exactly zero, and the update may skip them.
+
+    Args:
+        algo: the method.
+
+    Returns:
+        True when the update must keep every row.
+    """
     return algo.kl_beta > 0 or algo.entropy_coef > 0 or loss_reads_every_row(algo.loss)
 
 
@@ -90,7 +123,15 @@ def check_algo(algo: AlgoConfig, group_size: int) -> None:
     part given an argument it does not take or lacking one it needs, a value a part refuses
     (each part checks its own values, so each is called once: the transform and estimator on
     a group of zero rewards, the loss on one row of two tokens), or DAPO's filter with an estimator
-    that gives all-equal groups a signal."""
+    that gives all-equal groups a signal.
+
+    Args:
+        algo: the method.
+        group_size: G, rollouts per prompt.
+
+    Raises:
+        ConfigError: the method cannot run, naming the config key (`algo.<key>`) first.
+    """
     rewards = torch.zeros(1, group_size)
     with _about("reward_transform_kwargs"):
         if algo.reward_transform is not None:
@@ -112,6 +153,13 @@ def check_algo(algo: AlgoConfig, group_size: int) -> None:
 
 
 def keep_mixed_groups(rewards: torch.Tensor) -> torch.Tensor:
-    """DAPO dynamic sampling filter (arXiv 2503.14476): `[P]` bool, True for groups whose
-    rewards are not all equal. The trainer drops the rest and samples more prompts to refill."""
+    """DAPO dynamic sampling filter (arXiv 2503.14476). The trainer drops the groups it
+    rejects and samples more prompts to refill.
+
+    Args:
+        rewards: `[P, G]` rewards.
+
+    Returns:
+        `[P]` bool, True for groups whose rewards are not all equal.
+    """
     return ~all_equal(rewards).squeeze(-1)

@@ -20,16 +20,35 @@ from mazerl.algos.advantages import all_equal, estimator, subset_size
 
 def all_wrong_fraction(n: int, c: torch.Tensor, k: int) -> torch.Tensor:
     """C(n - c, k) / C(n, k): the fraction of the k-subsets of n samples, c of them correct,
-    that hold no correct sample (1 for k = 0, 0 when n - c < k), for `c` a float64 tensor;
-    computed as the product over i < k of (n - c - i) / (n - i), each factor floored at 0."""
+    that hold no correct sample; computed as the product over i < k of (n - c - i) / (n - i),
+    each factor floored at 0.
+
+    Args:
+        n: samples.
+        c: `[...]` float64, correct samples.
+        k: the subset size, >= 0.
+
+    Returns:
+        `[...]` float64 fractions: 1 for k = 0, 0 when n - c < k.
+    """
     i = torch.arange(k, dtype=torch.float64, device=c.device)
     return ((n - c[..., None] - i).clamp(min=0) / (n - i)).prod(-1)
 
 
 @estimator("passk")
 def passk(rewards: torch.Tensor, *, k: int) -> torch.Tensor:
-    """`[P, G]` rewards -> `[P, G]` Pass@k Training advantages (module docstring); k must be
-    an integer in [1, G]."""
+    """Pass@k Training advantages (module docstring).
+
+    Args:
+        rewards: `[P, G]` rewards, P prompts of G rollouts each; > 0 is correct.
+        k: the k of pass@k, an integer in [1, G].
+
+    Returns:
+        `[P, G]` advantages, in `rewards`' dtype, exactly 0 for an all-equal group.
+
+    Raises:
+        ConfigError: k is not an integer in [1, G].
+    """
     n = rewards.shape[-1]
     subset_size("k", k, n)
     c = (rewards > 0).sum(-1, keepdim=True).to(torch.float64)

@@ -27,8 +27,18 @@ from mazerl.algos.passk import all_wrong_fraction
 
 @REWARD_TRANSFORMS.register("pkpo")
 def pkpo(rewards: torch.Tensor, *, k: int) -> torch.Tensor:
-    """`[P, G]` rewards -> `[P, G]` PKPO's pass@k rewards s (module docstring); k must be an
-    integer in [1, G]."""
+    """PKPO's pass@k rewards s (module docstring).
+
+    Args:
+        rewards: `[P, G]` rewards, P prompts of G rollouts each; > 0 is correct.
+        k: the k of pass@k, an integer in [1, G].
+
+    Returns:
+        `[P, G]` transformed rewards, in `rewards`' dtype.
+
+    Raises:
+        ConfigError: k is not an integer in [1, G].
+    """
     n = rewards.shape[-1]
     subset_size("k", k, n)
     c = (rewards > 0).sum(-1, keepdim=True).to(torch.float64)

@@ -25,8 +25,20 @@ from mazerl.algos.advantages import estimator, non_negative
 def w_reinforce(
     rewards: torch.Tensor, *, positive_weight: float, negative_weight: float
 ) -> torch.Tensor:
-    """`[P, G]` rewards -> `[P, G]` advantages: `positive_weight` where the reward is > 0,
-    `-negative_weight` elsewhere. Both weights must be finite and >= 0."""
+    """W-REINFORCE's advantages: no baseline, a weight per side (module docstring).
+
+    Args:
+        rewards: `[P, G]` rewards, P prompts of G rollouts each; > 0 is correct.
+        positive_weight: the advantage of a correct sample (lambda), finite and >= 0.
+        negative_weight: minus the advantage of a wrong sample, finite and >= 0.
+
+    Returns:
+        `[P, G]` advantages: `positive_weight` where the reward is > 0, `-negative_weight`
+        elsewhere.
+
+    Raises:
+        ConfigError: a weight is negative, not finite or not a number.
+    """
     pos = non_negative("positive_weight", positive_weight)
     neg = non_negative("negative_weight", negative_weight)
     return torch.where(rewards > 0, rewards.new_tensor(pos), rewards.new_tensor(-neg))

@@ -40,7 +40,15 @@ class _Table:
 
 @dataclass
 class Step:
-    """One batched transition; every field is `[B]`."""
+    """One batched transition.
+
+    Attributes:
+        reward: `[B]` float32, 1 on reaching the goal, else 0.
+        terminated: `[B]` bool, the episode ended by the rules (`MazeEnv`'s Episode End).
+        truncated: `[B]` bool, the episode reached `max_steps`.
+        event: `[B]` long, an index into `EVENTS`; `DONE_ALREADY` for rows that had ended.
+        route: `[B]` long, the route id on success, else -1.
+    """
 
     reward: torch.Tensor  # float32, 1 on reaching the goal
     terminated: torch.Tensor  # bool
@@ -55,11 +63,24 @@ class MazeBatch:
     Each grid is padded to the batch's common `(H, W)` plus a one-cell wall border, flattened,
     and given one extra always-blocked cell (`stop_cell`); a move is then one gather, with no
     bounds checks, and `mazerl.envs.dynamics.event` (the rules `MazeEnv` applies too) names
-    its event. State `[B]`: `flat` (the padded flat cell; `pos` gives
-    `(row, col)`), `steps`, `done`, `event` and `route` (how and by which route each
-    episode ended), and `visited [B, cells]`: -1 for a wall, else the episode number
-    (`episode [B]`) at which the cell was last entered, so that one gather tells wall, revisit
-    or free, and a reset increments `episode` instead of clearing the grid.
+    its event. `visited` keeps, per cell, the episode number at which it was last entered, so
+    that one gather tells wall, revisit or free, and a reset increments `episode` instead of
+    clearing the grid.
+
+    Args:
+        mazes: the B mazes (shapes may differ: smaller ones are padded with walls).
+        allow_revisits: whether entering a cell twice continues the episode.
+        max_steps: a positive step limit; None: `default_max_steps` of each maze.
+        device: where the state lives.
+
+    Attributes:
+        flat: `[B]` long, the padded flat cell of each row (`pos` gives `(row, col)`).
+        steps: `[B]` long, the steps taken in the current episode.
+        done: `[B]` bool, the episode has ended.
+        event: `[B]` long, how each episode ended (an index into `EVENTS`).
+        route: `[B]` long, by which route it reached the goal, else -1.
+        visited: `[B, cells]` int32: -1 for a wall, else the episode number (`episode`, `[B]`)
+            at which the cell was last entered.
     """
 
     def __init__(
@@ -79,7 +100,11 @@ class MazeBatch:
         return torch.as_tensor(np.asarray(a), device=self.device)
 
     def load(self, mazes: Sequence[Maze]) -> None:
-        """Replace all mazes (shapes may differ: smaller ones are padded with walls)."""
+        """Replace all mazes and reset every row.
+
+        Args:
+            mazes: the new B mazes (shapes may differ: smaller ones are padded with walls).
+        """
         self.mazes = list(mazes)
         # a group repeats each maze G times: build every array once per distinct maze, then
         # index it out to the rows
@@ -139,7 +164,12 @@ class MazeBatch:
         return (pos[:, 0] + 1) * self.stride + pos[:, 1] + 1
 
     def load_one(self, i: int, maze: Maze) -> None:
-        """Replace maze `i` by one of the same grid shape and reset it."""
+        """Replace one maze by one of the same grid shape and reset its row.
+
+        Args:
+            i: the row.
+            maze: the new maze, of the batch's grid shape `(H, W)`.
+        """
         assert maze.shape == (self.H, self.W), "load_one needs the batch's grid shape"
         grow_r = max(0, len(maze.routes) - self.routes.shape[1])
         grow_l = max(0, max(map(len, maze.routes)) - self.routes.shape[2])
@@ -164,7 +194,11 @@ class MazeBatch:
         self.reset(torch.arange(len(self.mazes), device=self.device) == i)
 
     def reset(self, mask: torch.Tensor | None = None) -> None:
-        """Put the masked rows (all when None) back at their start."""
+        """Put rows back at their start, for a new episode.
+
+        Args:
+            mask: `[B]` bool, the rows reset; None: all.
+        """
         b = len(self.mazes)
         start = self.start_flat[:, None]
         if mask is None:
@@ -190,13 +224,26 @@ class MazeBatch:
         self.visited.scatter_(1, start, entered[:, None])
 
     def step(self, actions: torch.Tensor) -> Step:
-        """Apply `actions [B]` (0-3 moves, 4 stop) to every row that has not ended."""
+        """Apply one action to every row that has not ended.
+
+        Args:
+            actions: `[B]` long, 0-3 moves, 4 stop (ignored on ended rows).
+
+        Returns:
+            The transition of every row.
+        """
         goal, terminated, truncated, event = self.advance(actions)
         return Step(goal.float(), terminated, truncated, event, torch.where(goal, self.route, -1))
 
     def advance(self, actions: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """`step` without building its result (the generation loop's form): updates the state
-        and returns `goal, terminated, truncated, event`, each `[B]`."""
+        """`step` without building its result (the generation loop's form).
+
+        Args:
+            actions: `[B]` long, 0-3 moves, 4 stop (ignored on ended rows).
+
+        Returns:
+            `goal, terminated, truncated, event`, each `[B]` (bool, bool, bool, long).
+        """
         active = ~self.done
         # a stop's offset is 0, and so is an ended row's: its target is the agent's own cell
         # (the rules make a stop STOP; an ended row's event is overwritten below)
@@ -241,6 +288,10 @@ class MazeVectorEnv(VectorEnv):
     mode is NEXT_STEP (Gymnasium's default): the step after an episode ends resets that env
     and ignores its action. Actions outside `MultiDiscrete([4] * num_envs)` (4, -1, floats,
     a wrong length) raise `ValueError`.
+
+    Args:
+        num_envs: the number of envs, a positive integer.
+        **options: `MazeEnv`'s arguments (`size`, `generator`, `layout`, ...).
     """
 
     metadata = {**MazeEnv.metadata, "autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -315,9 +366,13 @@ class MazeVectorEnv(VectorEnv):
         return self._obs(), reward, terminated, truncated, info
 
     def render(self) -> tuple | None:
-        """One frame per env, as `SyncVectorEnv.render` gives: `render_mode` "ansi" strings or
-        "rgb_array" `(H*8, W*8, 3)` images (the path taken this episode, agent last); a tuple
-        of None without a render mode or before `reset`."""
+        """One frame per env, as `SyncVectorEnv.render` gives them.
+
+        Returns:
+            A tuple of `render_mode` "ansi" strings or "rgb_array" `(H*8, W*8, 3)` uint8
+            images (the path taken this episode, agent last); a tuple of None without a
+            render mode or before `reset`.
+        """
         b = self._batch
         if b is None or self.render_mode is None:
             return (None,) * self.num_envs

@@ -3,6 +3,7 @@
 Walls between two cells are tried in random order; an opening is kept only if it raises the
 exact route count (`simple_paths`) without passing K and the routes keep the requested length
 profile:
+
 - `equal`: every route has the same length;
 - `short_common`: route 0 is the unique shortest and every other route is at least
   `MIN_EXTRA` moves longer, so a policy that learnt shortest paths finds it often and the
@@ -25,8 +26,18 @@ def _profile_ok(paths, profile: str) -> bool:
 
 
 def braid(maze: Maze, routes: int, profile: str, rng: np.random.Generator) -> Maze | None:
-    """The maze with walls opened to give exactly `routes` simple routes, or None if the
-    greedy search over this maze's walls cannot reach that count."""
+    """The maze with walls opened to give exactly `routes` simple routes.
+
+    Args:
+        maze: a perfect maze (one route).
+        routes: K, the number of simple start-goal routes wanted.
+        profile: the routes' length profile, one of `LENGTH_PROFILES` (module docstring).
+        rng: orders the walls tried.
+
+    Returns:
+        The braid maze, its `routes` sorted by (length, moves), or None if the greedy search
+        over this maze's walls cannot reach K routes.
+    """
     grid = maze.grid.copy()
     h, w = grid.shape
     walls = [

@@ -41,26 +41,65 @@ EVENT_TABLE = {
 
 
 def event(action, here, at_goal, episode, table):
-    """The event of `action`s (0-3, or `STOP_ACTION`) into cells whose `visited` stamp is
-    `here` (ints, or `[B]` tensors; `at_goal` a bool or bool tensor; `table` is
-    `EVENT_TABLE[allow_revisits]`, a tuple for ints, indexable by a long tensor for tensors).
-    A stop's target cell does not matter (the rule puts stop first)."""
+    """The event of actions into their target cells, for one env (ints) or a batch (`[B]`
+    tensors).
+
+    A stop's target cell does not matter (the rule puts stop first).
+
+    Args:
+        action: 0-3 moves, or `STOP_ACTION`.
+        here: the target cell's `visited` stamp: < 0 a wall, `episode` entered in this
+            episode, else free.
+        at_goal: a bool (or bool tensor): the target is the goal.
+        episode: the current episode's number (the stamp of a revisit).
+        table: `EVENT_TABLE[allow_revisits]`: a tuple for ints, a long tensor for tensors.
+
+    Returns:
+        The event code (`MOVE`, `GOAL`, `WALL`, `REVISIT`, `STOP`), an int or a `[B]` long
+        tensor.
+    """
     return table[action & STOP_ACTION | (here < 0) | (here == episode) << 1 | at_goal << 3]
 
 
 def outcome(event, steps, max_steps):
-    """`(terminated, truncated)` of steps that ended with `event` after `steps` moves."""
+    """Whether steps end their episodes.
+
+    Args:
+        event: the steps' event codes (ints or `[B]` tensors).
+        steps: the moves taken so far, this step included.
+        max_steps: the step limit.
+
+    Returns:
+        `(terminated, truncated)`: any event but `MOVE` terminates; a `MOVE` at the step
+        limit truncates.
+    """
     return event > MOVE, (event == MOVE) & (steps >= max_steps)
 
 
 def padded(grid: np.ndarray, h: int, w: int) -> np.ndarray:
-    """`(h + 2, w + 2)` bool, True for a wall: `grid` padded with walls to `(h, w)` plus a
-    one-cell wall border."""
+    """A grid padded for border-free stepping.
+
+    Args:
+        grid: `(H, W)` uint8, 1 = wall.
+        h: rows to pad to, >= H.
+        w: columns to pad to, >= W.
+
+    Returns:
+        `(h + 2, w + 2)` bool, True for a wall: `grid` padded with walls to `(h, w)` plus a
+        one-cell wall border.
+    """
     out = np.ones((h + 2, w + 2), dtype=bool)
     out[1 : grid.shape[0] + 1, 1 : grid.shape[1] + 1] = grid == 1
     return out
 
 
 def offsets(stride: int) -> tuple[int, int, int, int]:
-    """Flat offsets of UP, DOWN, LEFT, RIGHT in a padded grid `stride` cells wide."""
+    """The moves as flat index offsets.
+
+    Args:
+        stride: the padded grid's width in cells.
+
+    Returns:
+        The offsets of UP, DOWN, LEFT, RIGHT.
+    """
     return (-stride, stride, -1, 1)

@@ -44,7 +44,17 @@ def _cell_neighbours(idx: int, height: int, width: int) -> list[int]:
 
 @GENERATORS.register("dfs")
 def dfs(height: int, width: int, rng: np.random.Generator) -> list[Passage]:
-    """Recursive backtracker: long winding corridors, few dead ends."""
+    """Recursive backtracker: long winding corridors, few dead ends.
+
+    Args:
+        height: rows of cells.
+        width: columns of cells.
+        rng: the only source of randomness.
+
+    Returns:
+        The passages of a spanning tree of the cells: `(a, b)` flat cell indices
+        `i * width + j` of two neighbours, `height * width - 1` of them.
+    """
     n = height * width
     current = int(rng.integers(n))
     seen = {current}
@@ -65,7 +75,18 @@ def dfs(height: int, width: int, rng: np.random.Generator) -> list[Passage]:
 
 @GENERATORS.register("prim")
 def prim(height: int, width: int, rng: np.random.Generator) -> list[Passage]:
-    """Randomized Prim: grows from one cell through a random frontier wall; many short dead ends."""
+    """Randomized Prim: grows from one cell through a random frontier wall; many short dead
+    ends.
+
+    Args:
+        height: rows of cells.
+        width: columns of cells.
+        rng: the only source of randomness.
+
+    Returns:
+        The passages of a spanning tree of the cells: `(a, b)` flat cell indices
+        `i * width + j` of two neighbours, `height * width - 1` of them.
+    """
     n = height * width
     first = int(rng.integers(n))
     inside = {first}
@@ -85,7 +106,17 @@ def prim(height: int, width: int, rng: np.random.Generator) -> list[Passage]:
 
 @GENERATORS.register("kruskal")
 def kruskal(height: int, width: int, rng: np.random.Generator) -> list[Passage]:
-    """Randomized Kruskal: join random walls between disjoint sets (union-find)."""
+    """Randomized Kruskal: join random walls between disjoint sets (union-find).
+
+    Args:
+        height: rows of cells.
+        width: columns of cells.
+        rng: the only source of randomness.
+
+    Returns:
+        The passages of a spanning tree of the cells: `(a, b)` flat cell indices
+        `i * width + j` of two neighbours, `height * width - 1` of them.
+    """
     n = height * width
     edges = [(a, b) for a in range(n) for b in _cell_neighbours(a, height, width) if a < b]
     parent = list(range(n))
@@ -108,7 +139,17 @@ def kruskal(height: int, width: int, rng: np.random.Generator) -> list[Passage]:
 
 @GENERATORS.register("wilson")
 def wilson(height: int, width: int, rng: np.random.Generator) -> list[Passage]:
-    """Wilson's algorithm: loop-erased random walks; a uniform sample of all spanning trees."""
+    """Wilson's algorithm: loop-erased random walks; a uniform sample of all spanning trees.
+
+    Args:
+        height: rows of cells.
+        width: columns of cells.
+        rng: the only source of randomness.
+
+    Returns:
+        The passages of a spanning tree of the cells: `(a, b)` flat cell indices
+        `i * width + j` of two neighbours, `height * width - 1` of them.
+    """
     n = height * width
     in_tree = [False] * n
     in_tree[int(rng.integers(n))] = True
@@ -145,20 +186,50 @@ def _tree_distances(source: int, n: int, adjacency: list[list[int]]) -> list[int
 
 @PLACEMENTS.register("corners")
 def corners(height, width, passages, rng) -> tuple[int, int]:
-    """Start in the top-left cell, goal in the bottom-right cell."""
+    """Start in the top-left cell, goal in the bottom-right cell.
+
+    Args:
+        height: rows of cells.
+        width: columns of cells.
+        passages: the maze's passages, as a generator returns them.
+        rng: the only source of randomness.
+
+    Returns:
+        The flat cell indices `i * width + j` of the start and the goal.
+    """
     return 0, height * width - 1
 
 
 @PLACEMENTS.register("random")
 def random_pair(height, width, passages, rng) -> tuple[int, int]:
-    """Two distinct cells, uniformly at random."""
+    """Two distinct cells, uniformly at random.
+
+    Args:
+        height: rows of cells.
+        width: columns of cells.
+        passages: the maze's passages, as a generator returns them.
+        rng: the only source of randomness.
+
+    Returns:
+        The flat cell indices `i * width + j` of the start and the goal.
+    """
     start, goal = rng.choice(height * width, size=2, replace=False)
     return int(start), int(goal)
 
 
 @PLACEMENTS.register("farthest")
 def farthest(height, width, passages, rng) -> tuple[int, int]:
-    """The two ends of the maze's longest path (tree diameter, found by two BFS passes)."""
+    """The two ends of the maze's longest path (tree diameter, found by two BFS passes).
+
+    Args:
+        height: rows of cells.
+        width: columns of cells.
+        passages: the maze's passages, as a generator returns them.
+        rng: the only source of randomness.
+
+    Returns:
+        The flat cell indices `i * width + j` of the start and the goal.
+    """
     n = height * width
     adjacency: list[list[int]] = [[] for _ in range(n)]
     for a, b in passages:
@@ -171,7 +242,16 @@ def farthest(height, width, passages, rng) -> tuple[int, int]:
 
 
 def carve(height: int, width: int, passages: list[Passage]) -> np.ndarray:
-    """The `(2h+1, 2w+1)` uint8 grid (1 = wall) with the given passages open."""
+    """The grid of a cell lattice with some walls opened.
+
+    Args:
+        height: rows of cells.
+        width: columns of cells.
+        passages: `(a, b)` flat indices of neighbouring cells whose wall is opened.
+
+    Returns:
+        The `(2 * height + 1, 2 * width + 1)` uint8 grid, 1 = wall.
+    """
     grid = np.ones((2 * height + 1, 2 * width + 1), dtype=np.uint8)
     grid[1::2, 1::2] = 0
     for a, b in passages:
@@ -181,11 +261,29 @@ def carve(height: int, width: int, passages: list[Passage]) -> np.ndarray:
 
 
 def cell_to_grid(idx: int, width: int) -> Cell:
+    """Where a cell of the lattice sits on the grid.
+
+    Args:
+        idx: the flat cell index `i * width + j`.
+        width: columns of cells.
+
+    Returns:
+        The grid coordinates `(2i + 1, 2j + 1)`.
+    """
     i, j = divmod(idx, width)
     return 2 * i + 1, 2 * j + 1
 
 
 def check_size(height: int, width: int) -> None:
+    """Check a lattice size.
+
+    Args:
+        height: rows of cells.
+        width: columns of cells.
+
+    Raises:
+        ConfigError: a side that is not an integer in [MIN_CELLS, MAX_CELLS] = [2, 64].
+    """
     for key, value in (("height", height), ("width", width)):
         if not isinstance(value, int) or not MIN_CELLS <= value <= MAX_CELLS:
             raise ConfigError(
@@ -202,7 +300,22 @@ def generate(
     start_goal: str = "corners",
     name: str = "",
 ) -> Maze:
-    """A perfect maze of `height x width` cells from the named generator and placement."""
+    """A perfect maze of `height x width` cells from the named generator and placement.
+
+    Args:
+        generator: a name of `GENERATORS` (`dfs`, `prim`, `kruskal`, `wilson`, ...).
+        height: rows of cells, in [MIN_CELLS, MAX_CELLS] = [2, 64].
+        width: columns of cells, in [2, 64].
+        rng: the only source of randomness (PCG64: the same seed, the same maze everywhere).
+        start_goal: a name of `PLACEMENTS` (`corners`, `random`, `farthest`).
+        name: shown with the maze; "": `GENERATOR-HxW`.
+
+    Returns:
+        The maze: a `(2 * height + 1, 2 * width + 1)` grid with its one route.
+
+    Raises:
+        ConfigError: a size out of range, or a name that is not registered.
+    """
     check_size(height, width)
     passages = GENERATORS.get(generator)(height, width, rng)
     s, g = PLACEMENTS.get(start_goal)(height, width, passages, rng)

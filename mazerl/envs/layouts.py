@@ -31,13 +31,27 @@ ROUTES_HEADER = re.compile(r"routes:\s*(\S*)\s*$")
 
 
 def shipped_layouts() -> dict[str, Path]:
-    """Name -> path of every layout and collection shipped in the package."""
+    """The layouts and collections shipped in the package.
+
+    Returns:
+        Name (file stem) -> path of each.
+    """
     folder = resources.files("mazerl.envs") / "layouts"
     return {Path(p.name).stem: Path(str(p)) for p in folder.iterdir() if p.name.endswith(".txt")}
 
 
 def resolve(name_or_path: str) -> Path:
-    """The file behind a shipped layout name or a path."""
+    """The file behind a shipped layout name or a path.
+
+    Args:
+        name_or_path: a file path (`~` expanded) or a shipped layout's name.
+
+    Returns:
+        The file.
+
+    Raises:
+        LayoutError: neither a file nor a shipped name (the shipped names listed).
+    """
     path = Path(name_or_path).expanduser()
     if path.is_file():
         return path
@@ -49,8 +63,18 @@ def resolve(name_or_path: str) -> Path:
 
 
 def files(name_or_path: str) -> list[Path]:
-    """The layout files of a collection: a directory's `*.txt` files, a glob's matches (both
-    in name order), or the one file behind a path or shipped name."""
+    """The layout files of a collection.
+
+    Args:
+        name_or_path: a directory, a glob, a file path or a shipped name.
+
+    Returns:
+        A directory's `*.txt` files, a glob's matches (both in name order), or the one file
+        behind a path or shipped name.
+
+    Raises:
+        LayoutError: an empty directory, a glob without matches, or no such file.
+    """
     path = Path(name_or_path).expanduser()
     if path.is_dir():
         found = sorted(p for p in path.glob("*.txt") if p.is_file())
@@ -66,8 +90,21 @@ def files(name_or_path: str) -> list[Path]:
 
 
 def parse(text: str, source: str = "<string>", routes: int = 1) -> Maze:
-    """Parse and validate one layout. `routes` is the exact number of simple paths required
-    unless the text declares its own (`routes: K` as the first line)."""
+    """Parse and validate one layout.
+
+    Args:
+        text: the layout, one grid row per line; `routes: K` as the first line declares its
+            number of simple paths.
+        source: where the text came from, for the error messages.
+        routes: the exact number of simple start-goal paths required, unless the text
+            declares its own.
+
+    Returns:
+        The maze with all its routes.
+
+    Raises:
+        LayoutError: the text is not a valid layout (`source:line:col: problem`).
+    """
     return _parse_lines(text.splitlines(), source, routes, first_line=1, name=Path(source).stem)
 
 
@@ -129,8 +166,14 @@ def _parse_lines(lines: list[str], source: str, routes: int, first_line: int, na
 
 
 def blocks(text: str) -> list[tuple[int, list[str]]]:
-    """The mazes of a collection text: `(first line number, lines)` per blank-line-separated
-    block."""
+    """The mazes of a collection text.
+
+    Args:
+        text: a layout file's text.
+
+    Returns:
+        `(first line number, lines)` per blank-line-separated block, line numbers 1-based.
+    """
     out: list[tuple[int, list[str]]] = []
     current: list[str] = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -144,8 +187,17 @@ def blocks(text: str) -> list[tuple[int, list[str]]]:
 
 
 def read_file(path: Path, routes: int = 1) -> list[Maze | LayoutError]:
-    """Every maze of one layout file, each parsed or its rejection. In a file of several mazes
-    the rejection names the maze (1-based) and the mazes are named `<stem>:<k>`."""
+    """Every maze of one layout file, each parsed or its rejection.
+
+    Args:
+        path: the layout file.
+        routes: the exact number of simple start-goal paths a maze must have, unless it
+            declares its own (`routes: K`).
+
+    Returns:
+        A `Maze` or a `LayoutError` per maze of the file, unpadded. In a file of several
+        mazes the rejection names the maze (1-based) and the mazes are named `<stem>:<k>`.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
@@ -172,13 +224,36 @@ def _try(fn) -> Maze | LayoutError:
 
 
 def read_collection(name_or_path: str, routes: int = 1) -> list[Maze | LayoutError]:
-    """Every maze of a collection (see `files`), each parsed or its rejection, unpadded."""
+    """Every maze of a collection, each parsed or its rejection.
+
+    Args:
+        name_or_path: a collection (see `files`).
+        routes: the exact number of simple start-goal paths a maze must have, unless it
+            declares its own (`routes: K`).
+
+    Returns:
+        A `Maze` or a `LayoutError` per maze, unpadded, in file order.
+
+    Raises:
+        LayoutError: the collection names no file.
+    """
     return [m for path in files(name_or_path) for m in read_file(path, routes)]
 
 
 def load_collection(name_or_path: str, routes: int = 1) -> tuple[Maze, ...]:
-    """The validated mazes of a collection, padded to its largest grid; the first rejection
-    is raised (with the number of further ones)."""
+    """The validated mazes of a collection.
+
+    Args:
+        name_or_path: a collection (see `files`).
+        routes: the exact number of simple start-goal paths a maze must have, unless it
+            declares its own (`routes: K`).
+
+    Returns:
+        The mazes, padded with walls to the collection's largest grid.
+
+    Raises:
+        LayoutError: the first rejection (with the number of further ones).
+    """
     read = read_collection(name_or_path, routes)
     bad = [m for m in read if isinstance(m, LayoutError)]
     if bad:
@@ -192,7 +267,19 @@ def load_collection(name_or_path: str, routes: int = 1) -> tuple[Maze, ...]:
 
 
 def load(name_or_path: str, routes: int = 1) -> Maze:
-    """Load and validate a single-maze layout (by shipped name or path)."""
+    """Load and validate a single-maze layout.
+
+    Args:
+        name_or_path: a shipped layout name or a file path.
+        routes: the exact number of simple start-goal paths a maze must have, unless it
+            declares its own (`routes: K`).
+
+    Returns:
+        The maze.
+
+    Raises:
+        LayoutError: the layout is invalid or holds more than one maze.
+    """
     mazes = load_collection(name_or_path, routes)
     if len(mazes) != 1:
         raise LayoutError(name_or_path, 0, 0, f"{len(mazes)} mazes, expected one")
@@ -200,7 +287,15 @@ def load(name_or_path: str, routes: int = 1) -> Maze:
 
 
 def pad(maze: Maze, shape: tuple[int, int]) -> Maze:
-    """`maze` with wall rows/columns added at the bottom/right up to `shape` (same routes)."""
+    """A maze padded with walls.
+
+    Args:
+        maze: the maze.
+        shape: the grid shape `(H, W)` wanted, at least the maze's.
+
+    Returns:
+        `maze` with wall rows/columns added at the bottom/right up to `shape` (same routes).
+    """
     if maze.shape == shape:
         return maze
     grid = np.ones(shape, dtype=np.uint8)
@@ -209,7 +304,14 @@ def pad(maze: Maze, shape: tuple[int, int]) -> Maze:
 
 
 def to_text(maze: Maze) -> str:
-    """The layout text of a maze (inverse of `parse`), with a `routes: K` header when K > 1."""
+    """The layout text of a maze (inverse of `parse`).
+
+    Args:
+        maze: the maze.
+
+    Returns:
+        One grid row per line, with a `routes: K` header when K > 1.
+    """
     chars = np.where(maze.grid == 1, WALL, OPEN).astype("<U1")
     chars[maze.start] = START
     chars[maze.goal] = GOAL
@@ -218,5 +320,12 @@ def to_text(maze: Maze) -> str:
 
 
 def collection_text(mazes) -> str:
-    """A collection file's text: the mazes' layouts separated by blank lines."""
+    """A collection file's text.
+
+    Args:
+        mazes: the mazes.
+
+    Returns:
+        Their layouts (`to_text`) separated by blank lines.
+    """
     return "\n".join(to_text(m) for m in mazes)

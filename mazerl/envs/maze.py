@@ -37,11 +37,13 @@ class Maze:
     """A maze with its exactly known correct answers.
 
     Attributes:
-        grid: `(H, W)` uint8, 1 = wall.
-        start, goal: `(row, col)` grid coordinates of open cells.
+        grid: `(H, W)` uint8, 1 = wall (read-only).
+        start: `(row, col)` grid coordinates of the start, an open cell.
+        goal: `(row, col)` grid coordinates of the goal, an open cell.
         routes: every simple start-to-goal move sequence, sorted by (length, moves); the index
             is the route id. A perfect (single-solution) maze has exactly one.
         name: where it came from (generator and seed, or layout name), for display.
+        key: bytes identifying the maze (shape, start, goal and grid): equal mazes, equal keys.
     """
 
     grid: np.ndarray
@@ -79,13 +81,30 @@ class Maze:
 
 
 def default_max_steps(maze: Maze, allow_revisits: bool) -> int:
-    """Open cells - 1 (the longest simple path) without revisits; 4x the open cells with."""
+    """The step limit of an episode when `max_steps` is None.
+
+    Args:
+        maze: the maze.
+        allow_revisits: whether entering a cell twice continues the episode.
+
+    Returns:
+        Open cells - 1 (the longest simple path) without revisits; 4x the open cells with.
+    """
     return 4 * maze.num_open if allow_revisits else maze.num_open - 1
 
 
 def check_max_steps(max_steps: int | None) -> int | None:
-    """`max_steps` itself when None (`default_max_steps`) or a positive integer; else a
-    `ConfigError` (0 does not mean the default)."""
+    """A checked step limit.
+
+    Args:
+        max_steps: a positive integer, or None (`default_max_steps`).
+
+    Returns:
+        `max_steps` itself, as an int or None.
+
+    Raises:
+        ConfigError: anything else (0 does not mean the default).
+    """
     if max_steps is None:
         return None
     if isinstance(max_steps, bool) or not isinstance(max_steps, int | np.integer) or max_steps < 1:
@@ -97,6 +116,15 @@ def check_max_steps(max_steps: int | None) -> int | None:
 
 
 def is_open(grid: np.ndarray, cell: Cell) -> bool:
+    """Whether a cell is on the grid and open.
+
+    Args:
+        grid: `(H, W)` uint8, 1 = wall.
+        cell: `(row, col)`, possibly off the grid.
+
+    Returns:
+        True for an open cell of the grid.
+    """
     r, c = cell
     return 0 <= r < grid.shape[0] and 0 <= c < grid.shape[1] and grid[r, c] == 0
 
@@ -128,7 +156,16 @@ def _edge(a: Cell, b: Cell) -> tuple[Cell, Cell]:
 
 
 def shortest_path(grid: np.ndarray, start: Cell, goal: Cell) -> Route | None:
-    """One shortest start-to-goal move sequence (BFS, moves tried in order), or None."""
+    """One shortest start-to-goal move sequence (BFS, moves tried in order).
+
+    Args:
+        grid: `(H, W)` uint8, 1 = wall.
+        start: `(row, col)` of the start.
+        goal: `(row, col)` of the goal.
+
+    Returns:
+        The moves (0 UP, 1 DOWN, 2 LEFT, 3 RIGHT), or None when the goal is unreachable.
+    """
     return _shortest(_adjacency(grid), start, goal)
 
 
@@ -151,8 +188,17 @@ def _shortest(adj: Adjacency, start: Cell, goal: Cell) -> Route | None:
 
 
 def replay(grid: np.ndarray, start: Cell, moves: Route) -> list[Cell]:
-    """Cells visited by `moves` from `start` (inclusive), stopping before any wall or at a
-    non-move action (the policy's DONE)."""
+    """The cells that `moves` visits from `start`.
+
+    Args:
+        grid: `(H, W)` uint8, 1 = wall.
+        start: `(row, col)` of the first cell.
+        moves: actions, 0 UP, 1 DOWN, 2 LEFT, 3 RIGHT.
+
+    Returns:
+        The `(row, col)` cells from `start` (inclusive), stopping before any wall or at a
+        non-move action (the policy's DONE).
+    """
     cells = [start]
     for move in moves:
         if not 0 <= move < len(DELTAS):
@@ -213,6 +259,16 @@ def simple_paths(grid: np.ndarray, start: Cell, goal: Cell, limit: int) -> list[
 
     Exact: when fewer than `limit` are returned, they are all of them. `len(...)` with
     `limit=2` decides the single-solution property.
+
+    Args:
+        grid: `(H, W)` uint8, 1 = wall.
+        start: `(row, col)` of the start.
+        goal: `(row, col)` of the goal.
+        limit: the most routes returned.
+
+    Returns:
+        The routes, each a tuple of moves (0 UP, 1 DOWN, 2 LEFT, 3 RIGHT); empty when the
+        goal is unreachable.
     """
     adj = _adjacency(grid)
     first = _shortest(adj, start, goal)

@@ -20,8 +20,16 @@ COLOURS = {
 
 
 def render_ansi(maze: Maze, path: Sequence[Cell] = ()) -> str:
-    """Text picture: `#` wall, `S` start, `G` goal, `*` visited, `@` the agent (last path cell,
-    unless it stands on S or G)."""
+    """Text picture of a maze and a walk in it.
+
+    Args:
+        maze: the maze.
+        path: `(row, col)` cells walked, the agent on the last.
+
+    Returns:
+        One line per grid row: `#` wall, `S` start, `G` goal, `*` visited, `@` the agent
+        (unless it stands on S or G).
+    """
     chars = np.where(maze.grid == 1, "#", " ").astype("<U1")
     for cell in path:
         chars[cell] = "*"
@@ -33,8 +41,17 @@ def render_ansi(maze: Maze, path: Sequence[Cell] = ()) -> str:
 
 
 def render_rgb(maze: Maze, paths: Sequence[Sequence[Cell]] = (), cell_px: int = 8) -> np.ndarray:
-    """`(H * cell_px, W * cell_px, 3)` uint8 image; each path is drawn in blue, later on top,
-    and the last cell of the last path is the agent."""
+    """Picture of a maze and walks in it.
+
+    Args:
+        maze: the maze, an `(H, W)` grid.
+        paths: walks, each a sequence of `(row, col)` cells, drawn in blue, later on top; the
+            last cell of the last path is the agent.
+        cell_px: pixels per grid cell.
+
+    Returns:
+        `(H * cell_px, W * cell_px, 3)` uint8 image.
+    """
     h, w = maze.shape
     img = np.empty((h, w, 3), dtype=np.uint8)
     img[:] = COLOURS["open"]
@@ -62,8 +79,16 @@ PATH_COLOURS = ("#e6194b", "#f58231", "#911eb4", "#3cb44b", "#f032e6", "#9a6324"
 
 
 def visit_fraction(maze: Maze, samples: Sequence[Sequence[int]]) -> np.ndarray:
-    """`[H, W]` fraction of the samples (action sequences from the start) that enter each
-    cell at least once; the start counts as visited by every sample."""
+    """Where samples go.
+
+    Args:
+        maze: the maze, an `(H, W)` grid.
+        samples: action sequences from the start.
+
+    Returns:
+        `[H, W]` float, the fraction of the samples that enter each cell at least once; the
+        start counts as visited by every sample.
+    """
     counts = np.zeros(maze.shape)
     for moves in samples:
         rows, cols = zip(*set(replay(maze.grid, maze.start, tuple(moves))), strict=True)
@@ -79,11 +104,22 @@ def render_behaviour(
     shown: int = 4,
     px: int = 360,
 ) -> np.ndarray:
-    """`(H, W, 3)` uint8 picture (the maze `px` pixels high, legend beside it): walls dark,
-    a heat map of `visit_fraction` over the open cells, the solution outlined in green, the
-    first `shown` samples drawn in distinct colours, each ending in a mark for its end event
-    (`events[i]`, one of `END_MARKS`). The title: `name` (default the maze's name) and, with
-    samples, the success rate (share of `events` equal to "goal")."""
+    """Picture of where sampled responses go: walls dark, a heat map of `visit_fraction` over
+    the open cells, the solution outlined in green, the first `shown` samples drawn in
+    distinct colours, each ending in a mark for its end event.
+
+    Args:
+        maze: the maze.
+        samples: action sequences from the start.
+        events: how each sample ended, one of `END_MARKS` per sample.
+        name: the title; None: the maze's name. With samples the title adds the success rate
+            (the share of `events` equal to "goal").
+        shown: how many samples are drawn as paths.
+        px: the maze's height in pixels.
+
+    Returns:
+        `(height, width, 3)` uint8 picture, the legend beside the maze.
+    """
     from matplotlib import colors
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -140,7 +176,15 @@ def render_behaviour(
 
 
 def save_png(image: np.ndarray, path: str | Path) -> None:
-    """Write an `(H, W, 3)` uint8 picture as PNG; an unwritable path is a `UserError`."""
+    """Write a picture as PNG.
+
+    Args:
+        image: `(H, W, 3)` uint8 picture.
+        path: the file written.
+
+    Raises:
+        UserError: the path cannot be written.
+    """
     from matplotlib.image import imsave
 
     try:

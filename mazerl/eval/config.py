@@ -85,7 +85,16 @@ class EvalConfig:
 
     @classmethod
     def check_between(cls, node, prefix: str) -> None:
-        """The sampled k within the samples per maze; the sets' names distinct."""
+        """The rules between settings: the sampled k within the samples per maze; the sets'
+        names distinct.
+
+        Args:
+            node: the `eval` section of a config.
+            prefix: the section's key prefix (`eval.`), for the messages.
+
+        Raises:
+            ConfigError: a rule broken, naming the key.
+        """
         need(
             max(node.ks, default=1) <= node.n,
             f"{prefix}ks",

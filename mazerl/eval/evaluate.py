@@ -34,6 +34,13 @@ from mazerl.rollout import action_logp, generate, teacher_forced
 
 @dataclass
 class EvalSet:
+    """One evaluation set.
+
+    Attributes:
+        name: the set's name (`eval/<name>/...` in TensorBoard).
+        mazes: its mazes, in order.
+    """
+
     name: str
     mazes: list[Maze]
 
@@ -47,7 +54,19 @@ def build_sets(maze_cfg, eval_cfg, log: Callable[[str], None] = print) -> list[E
     Otherwise maze i of set S is drawn from `default_rng([eval.seed, STREAM_EVAL, crc32(S), i])`,
     independent of the run seed, like the training mazes (`maze_spec`); in a layout run a set
     without variants (size_delta, generator, start_goal) is the training collection itself,
-    and sets with variants are skipped, with a note, when no generator makes its grid."""
+    and sets with variants are skipped, with a note, when no generator makes its grid.
+
+    Args:
+        maze_cfg: the run's `maze` settings (`MazeConfig`).
+        eval_cfg: the `eval` settings (`EvalConfig`): `sets` and `seed`.
+        log: prints the note about skipped sets.
+
+    Returns:
+        The sets, in the configured order.
+
+    Raises:
+        ConfigError: no set is left.
+    """
     sets, skipped = [], []
     for s in eval_cfg.sets:
         spec = eval_set_spec(maze_cfg, s)
@@ -73,7 +92,14 @@ def excluded_keys(sets: Sequence[EvalSet]) -> set[bytes]:
     """Keys training must avoid: every evaluation maze. Training mazes come from their own
     stream and skip these, so the evaluation size changes training only where a training
     maze would have equalled an evaluation maze (possible on tiny mazes only). A layout
-    training pool is used whole, shared mazes included (`TrainingMazes` says so)."""
+    training pool is used whole, shared mazes included (`TrainingMazes` says so).
+
+    Args:
+        sets: the evaluation sets.
+
+    Returns:
+        The `Maze.key` of every evaluation maze.
+    """
     return {m.key for s in sets for m in s.mazes}
 
 
@@ -81,9 +107,20 @@ def excluded_keys(sets: Sequence[EvalSet]) -> set[bytes]:
 def route_logprobs(
     policy: SequencePolicy, mazes: Sequence[Maze], temperature: float, device
 ) -> torch.Tensor:
-    """`[M, R]` exact log-probability of each maze's routes under the sampling distribution
-    (teacher forcing: the sum of the route's token log-probs); -inf where a maze has fewer
-    than R routes. The episode ends on reaching the goal, so a route needs no DONE token."""
+    """The exact log-probability of each maze's routes under the sampling distribution
+    (teacher forcing: the sum of the route's token log-probs). The episode ends on reaching
+    the goal, so a route needs no DONE token.
+
+    Args:
+        policy: the policy evaluated.
+        mazes: the M mazes.
+        temperature: the sampling temperature (> 0).
+        device: where the policy runs.
+
+    Returns:
+        `[M, R]` log-probabilities, R the most routes of a maze; -inf where a maze has fewer
+        than R routes.
+    """
     r = max(len(m.routes) for m in mazes)
     # row i * r + j: route j of maze i (a maze with fewer routes repeats its last, masked out)
     rows = [m.routes[min(j, len(m.routes) - 1)] for m in mazes for j in range(r)]
@@ -101,8 +138,18 @@ EXACT_CHUNK = 256  # mazes per teacher-forced pass (their routes side by side)
 def exact_route_masses(
     policy: SequencePolicy, mazes: Sequence[Maze], temperature: float, device
 ) -> tuple[np.ndarray, np.ndarray]:
-    """`[M, R]` float64 exact probability of each maze's routes (0 where a maze has fewer
-    than R routes) and the `[M, R]` bool mask of real routes, in chunks of EXACT_CHUNK."""
+    """The exact probability of each maze's routes, computed in chunks of EXACT_CHUNK mazes.
+
+    Args:
+        policy: the policy evaluated.
+        mazes: the M mazes.
+        temperature: the sampling temperature (> 0).
+        device: where the policy runs.
+
+    Returns:
+        `[M, R]` float64 probabilities (0 where a maze has fewer than R routes) and the
+        `[M, R]` bool mask of real routes.
+    """
     r = max(len(m.routes) for m in mazes)
     parts = []
     for lo in range(0, len(mazes), EXACT_CHUNK):
@@ -128,8 +175,15 @@ def sampled_metrics(correct: np.ndarray, n: int, ks) -> dict[str, float]:
 
 
 def mazes_hash(mazes: Sequence[Maze]) -> str:
-    """16 hex digits naming an ordered list of mazes: runs whose evaluations carry the same
-    hash were evaluated on the same mazes and can be compared maze by maze."""
+    """A name for an ordered list of mazes: runs whose evaluations carry the same hash were
+    evaluated on the same mazes and can be compared maze by maze.
+
+    Args:
+        mazes: the mazes, in order.
+
+    Returns:
+        16 hex digits.
+    """
     h = hashlib.sha256()
     for m in mazes:
         h.update(hashlib.sha256(m.key).digest())
@@ -148,9 +202,24 @@ def sampled_counts(
     device,
     images: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, list]:
-    """Sample n responses per maze: `[M]` success counts, `[M, R]` successes per route id,
-    and behaviour pictures of the first `images` mazes (`render_behaviour`: visit heat map
-    of the n samples, four of them drawn with their end events, the success rate)."""
+    """Sample n responses per maze and count the successes.
+
+    Args:
+        policy: the policy evaluated.
+        mazes: the M mazes.
+        n: samples per maze.
+        temperature: the sampling temperature (> 0).
+        allow_revisits: whether entering a cell twice continues an episode.
+        generator: the samples' randomness.
+        batch_rollouts: the most rollouts generated at once (whole mazes: at least one).
+        device: where the policy runs.
+        images: how many of the first mazes get a behaviour picture.
+
+    Returns:
+        `[M]` success counts, `[M, R]` successes per route id, and the behaviour pictures
+        of the first `images` mazes (`render_behaviour`: visit heat map of the n samples,
+        four of them drawn with their end events, the success rate).
+    """
     chunk = max(1, batch_rollouts // n)
     correct = np.zeros(len(mazes), dtype=np.int64)
     route_counts = np.zeros((len(mazes), max(len(m.routes) for m in mazes)), dtype=np.int64)
@@ -199,9 +268,28 @@ def evaluate_set(
 
     Exact metrics (`exact_pass@k` and `_se` for k in `exact_ks`) cover every maze of the set;
     sampled ones (`pass@k`, `success_rate`, `coverage`) the first `sampled_mazes` (None: all),
-    n samples each. `per_maze`: `successes` (those first mazes), `n`, `exact_p` (every maze;
-    None with `allow_revisits`, where many sequences succeed and no exact value exists),
-    `mazes_hash`, and for multi-route mazes `route_mass`, `route_valid`, `route_counts`."""
+    n samples each.
+
+    Args:
+        policy: the policy evaluated.
+        eval_set: the set.
+        n: samples per maze.
+        ks: the ks of sampled pass@k (those up to n).
+        exact_ks: the ks of exact pass@k.
+        temperature: the sampling temperature (> 0).
+        allow_revisits: whether entering a cell twice continues an episode.
+        generator: the samples' randomness.
+        batch_rollouts: the most rollouts generated at once.
+        device: where the policy runs.
+        images: how many of the first mazes get a behaviour picture.
+        sampled_mazes: how many of the first mazes are sampled; None: all.
+
+    Returns:
+        The metrics: scalars by name, `images`, and `per_maze`: `successes` (the sampled
+        mazes), `n`, `exact_p` (every maze; None with `allow_revisits`, where many
+        sequences succeed and no exact value exists), `mazes_hash`, and for multi-route mazes
+        `route_mass`, `route_valid`, `route_counts`.
+    """
     mazes = eval_set.mazes
     sampled = mazes[: sampled_mazes or len(mazes)]
     policy.eval()
@@ -239,8 +327,15 @@ def evaluate_set(
 
 
 def is_scalar(value) -> bool:
-    """Whether `value` is one real number: a Python or NumPy int or float, or a 0-d tensor or
-    array of one (never a bool, which is no metric)."""
+    """Whether a value is one real number: a Python or NumPy int or float, or a 0-d tensor or
+    array of one (never a bool, which is no metric).
+
+    Args:
+        value: a metric's value.
+
+    Returns:
+        True for one real number.
+    """
     if isinstance(value, torch.Tensor | np.ndarray):
         kind = value.dtype
         is_bool = kind in (torch.bool, np.bool_)
@@ -250,6 +345,12 @@ def is_scalar(value) -> bool:
 
 
 def scalars(metrics: dict) -> dict[str, float]:
-    """The scalar entries (`is_scalar`) of `evaluate_set`'s result, as floats: what reaches
-    TensorBoard and metrics.json."""
+    """What of `evaluate_set`'s result reaches TensorBoard and metrics.json.
+
+    Args:
+        metrics: `evaluate_set`'s result.
+
+    Returns:
+        Its scalar entries (`is_scalar`), as floats.
+    """
     return {k: float(v) for k, v in metrics.items() if is_scalar(v)}

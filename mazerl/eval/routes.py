@@ -19,7 +19,16 @@ FORGET_FRACTION = 0.1
 
 
 def rare_routes(base_mass: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """`[M, R]` bool: valid routes with less than RARE_FRACTION of the base success mass."""
+    """The rare routes: valid routes with less than RARE_FRACTION of the base model's success
+    mass of their maze.
+
+    Args:
+        base_mass: `[M, R]` the base model's exact route probabilities.
+        valid: `[M, R]` bool, the maze has route r.
+
+    Returns:
+        `[M, R]` bool.
+    """
     total = base_mass.sum(1, keepdims=True)
     return valid & (base_mass < RARE_FRACTION * np.maximum(total, 1e-300))
 
@@ -27,8 +36,20 @@ def rare_routes(base_mass: np.ndarray, valid: np.ndarray) -> np.ndarray:
 def eval_route_metrics(
     mass: np.ndarray, base_mass: np.ndarray, valid: np.ndarray, found: np.ndarray
 ) -> dict[str, float]:
-    """Scalars for one evaluation set: exact route masses (mean over mazes, by route id),
-    rare- and common-route mass, forgotten routes per maze, distinct routes found."""
+    """Route scalars for one evaluation set.
+
+    Args:
+        mass: `[M, R]` the evaluated policy's exact route probabilities.
+        base_mass: `[M, R]` the base model's (rare routes are taken from it).
+        valid: `[M, R]` bool, the maze has route r.
+        found: `[M]` distinct routes found by the samples of each maze.
+
+    Returns:
+        `mass_route_<r>` (the exact route mass, mean over mazes with route r), `rare_mass`
+        and `common_mass` (summed per maze, mean over mazes), `rare_routes_per_maze`,
+        `forgotten` (routes per maze whose mass fell below FORGET_FRACTION of the base's)
+        and `distinct_found` (mean over mazes).
+    """
     rare = rare_routes(base_mass, valid)
     common = valid & ~rare
     out = {
@@ -48,8 +69,17 @@ def tail_miss_stats(
 ) -> dict[str, float]:
     """Measured and closed-form tail-miss rate for one iteration's groups.
 
-    rewards `[P, G]`, route `[P*G]` route ids (-1 on failure), rare `[P, R]`, mass `[P, R]`
-    the sampling policy's exact route masses."""
+    Args:
+        rewards: `[P, G]` the groups' rewards.
+        route: `[P*G]` route ids, -1 on failure.
+        rare: `[P, R]` bool, the rare routes (`rare_routes`).
+        mass: `[P, R]` the sampling policy's exact route probabilities.
+
+    Returns:
+        `tail_miss_rate` (the share of mixed groups that sampled no rare route, over mazes
+        with a rare route), `tail_miss_closed_form` (its closed form at the exact p and tau),
+        `train_rare_mass` (tau) and `train_success_mass` (p), means over the P mazes.
+    """
     p_groups, g = rewards.shape
     ids = route.reshape(p_groups, g).cpu().numpy()
     wins = rewards.sum(1).cpu().numpy()
@@ -71,7 +101,17 @@ def tail_miss_stats(
 def route_tracking(policy, base_policy, rollouts, temperature: float) -> dict[str, float]:
     """Tail-miss rate of one training iteration's groups (mixed rewards, no rare route sampled)
     and its closed form at the exact p and tau of the sampling policy; rare routes are those
-    the base model gives less than RARE_FRACTION of the maze's success mass."""
+    the base model gives less than RARE_FRACTION of the maze's success mass.
+
+    Args:
+        policy: the sampling policy.
+        base_policy: the base model (it names the rare routes).
+        rollouts: the iteration's groups.
+        temperature: the sampling temperature (> 0).
+
+    Returns:
+        `tail_miss_stats` of the groups.
+    """
     device = rollouts.actions.device
     mass, valid = exact_route_masses(policy, rollouts.mazes, temperature, device)
     base, _ = exact_route_masses(base_policy, rollouts.mazes, temperature, device)

@@ -22,32 +22,72 @@ BOS_ACTION = 5  # "previous action" at the first response step
 
 class SequencePolicy(nn.Module):
     """Base class: `prefill` once per prompt, `step` per generated token, `forward` to score a
-    whole response with gradients."""
+    whole response with gradients.
+
+    Attributes:
+        config_class: the policy's settings (`policy.*` keys), a `PolicyConfig` subclass.
+    """
 
     config_class: type[PolicyConfig] = PolicyConfig
 
     def prefill(self, prompts: Prompts, group_size: int, max_len: int) -> Any:
-        """Decoding state for `P * group_size` rollouts of `P` prompts (row-major by prompt),
-        for responses of at most `max_len` tokens."""
+        """The decoding state of the rollouts of a batch of prompts.
+
+        Args:
+            prompts: `P` encoded mazes.
+            group_size: rollouts per prompt, G.
+            max_len: the most tokens of a response.
+
+        Returns:
+            The state of `P * G` rollouts, row-major by prompt (rows `p * G ... p * G + G - 1`
+            are prompt p's).
+        """
         raise NotImplementedError
 
     def step(self, state: Any, prev: torch.Tensor, pos: torch.Tensor) -> tuple[torch.Tensor, Any]:
-        """`prev [B]` previous action (`BOS_ACTION` first), `pos [B, 2]` current cell (None
-        unless `sees_position`) -> next-action logits `[B, N_ACTIONS]` and the new state. Only
-        the returned state may be stepped again (states may share buffers, e.g. a KV cache)."""
+        """One decoding step.
+
+        Only the returned state may be stepped again (states may share buffers, e.g. a KV
+        cache).
+
+        Args:
+            state: the state from `prefill`, `select_rows` or the last `step`.
+            prev: `[B]` long, the previous action (`BOS_ACTION` at the first step).
+            pos: `[B, 2]` long, the current cell `(row, col)`; None unless `sees_position`.
+
+        Returns:
+            The next-action logits `[B, N_ACTIONS]` and the new state.
+        """
         raise NotImplementedError
 
     def forward(
         self, prompts: Prompts, group_size: int, actions: torch.Tensor, positions: torch.Tensor
     ) -> torch.Tensor:
-        """Teacher forcing: `actions [B, T]` taken, `positions [B, T, 2]` the cell before each
-        action -> logits `[B, T, N_ACTIONS]` of every action given the ones before it."""
+        """Teacher forcing: the logits of whole responses, with gradients.
+
+        Args:
+            prompts: `P` encoded mazes.
+            group_size: rollouts per prompt, G (`B = P * G`, row-major by prompt).
+            actions: `[B, T]` long, the actions taken.
+            positions: `[B, T, 2]` long, the cell before each action.
+
+        Returns:
+            `[B, T, N_ACTIONS]` logits of every action given the ones before it.
+        """
         raise NotImplementedError
 
     def select_rows(self, state: Any, rows: torch.Tensor) -> Any:
-        """The decoding state of rows `rows` only (sorted indices into the state's rows), so
-        that generation stops paying for finished rows; None where a policy cannot (then
-        every row keeps running)."""
+        """The decoding state of some rows only, so that generation stops paying for finished
+        rows.
+
+        Args:
+            state: a decoding state.
+            rows: `[B']` long, sorted indices into the state's rows.
+
+        Returns:
+            The state of those rows; None where a policy cannot (then every row keeps
+            running).
+        """
         return None
 
     @property
@@ -60,6 +100,13 @@ class SequencePolicy(nn.Module):
 
 
 def previous_actions(actions: torch.Tensor) -> torch.Tensor:
-    """`[B, T]` -> `[B, T]`: BOS then the actions shifted right by one."""
+    """The previous action at each step, as `step` and `forward` read it.
+
+    Args:
+        actions: `[B, T]` long, the actions taken.
+
+    Returns:
+        `[B, T]`: `BOS_ACTION`, then the actions shifted right by one.
+    """
     bos = torch.full_like(actions[:, :1], BOS_ACTION)
     return torch.cat([bos, actions[:, :-1]], dim=1)

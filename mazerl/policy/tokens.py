@@ -1,8 +1,8 @@
 """The maze-as-text token format of the paper's Maze setup (MaxRL tokenizer, vocab 32) and the
-batched model input built from mazes.
+batched model input built from mazes:
 
-Prompt:   <bos> GRID_START  cells of row 0  NEWLINE  ...  cells of row H-1  GRID_END PATH_START
-Response: UP | DOWN | LEFT | RIGHT ...  DONE
+    Prompt:   <bos> GRID_START  cells of row 0  NEWLINE  ...  cells of row H-1  GRID_END PATH_START
+    Response: UP | DOWN | LEFT | RIGHT ...  DONE
 
 Policies emit one of `N_ACTIONS = 5` response tokens per step; action ids 0-3 are the moves
 (as in the env) and 4 is DONE (the stepper's stop action).
@@ -35,7 +35,10 @@ CELL_TOKENS = torch.tensor([TOKEN["PATH"], TOKEN["WALL"], TOKEN["START"], TOKEN[
 class Prompts:
     """P mazes as model input, padded with walls to a common `(H, W)`.
 
-    cells: `[P, H, W]` long cell classes; start: `[P, 2]` long.
+    Attributes:
+        cells: `[P, H, W]` long cell classes (`CELL_OPEN`, `CELL_WALL`, `CELL_START`,
+            `CELL_GOAL`).
+        start: `[P, 2]` long, each maze's start cell `(row, col)`.
     """
 
     cells: torch.Tensor
@@ -46,7 +49,11 @@ class Prompts:
         return self.cells.shape[1], self.cells.shape[2]
 
     def tokens(self) -> torch.Tensor:
-        """`[P, L]` prompt token ids, L = H*W + (H-1) + 4."""
+        """The prompts as token ids (module docstring).
+
+        Returns:
+            `[P, L]` long, L = H*W + (H-1) + 4.
+        """
         p, h, _ = self.cells.shape
         cell_tok = CELL_TOKENS.to(self.cells.device)[self.cells]  # [P, H, W]
         newline = torch.full((p, h, 1), TOKEN["NEWLINE"], device=self.cells.device)
@@ -56,14 +63,27 @@ class Prompts:
         return torch.cat([head.expand(p, 2), rows, tail.expand(p, 2)], dim=1)
 
     def cell_index(self) -> torch.Tensor:
-        """`[H, W]` position of each cell's token in `tokens()`."""
+        """Where each cell's token is in `tokens()`.
+
+        Returns:
+            `[H, W]` long positions.
+        """
         h, w = self.shape
         rows = torch.arange(h)[:, None] * (w + 1)
         return (2 + rows + torch.arange(w)[None, :]).to(self.cells.device)
 
 
 def encode(mazes: Sequence[Maze], device: torch.device | str = "cpu") -> Prompts:
-    """Batch mazes into `Prompts` (smaller grids padded with walls at the bottom/right)."""
+    """Batch mazes into `Prompts`.
+
+    Args:
+        mazes: P mazes, of any sizes.
+        device: where the tensors go.
+
+    Returns:
+        The prompts, smaller grids padded with walls at the bottom/right to the largest
+        `(H, W)`.
+    """
     h = max(m.shape[0] for m in mazes)
     w = max(m.shape[1] for m in mazes)
     cells = np.full((len(mazes), h, w), CELL_WALL, dtype=np.int64)
@@ -76,8 +96,18 @@ def encode(mazes: Sequence[Maze], device: torch.device | str = "cpu") -> Prompts
 
 
 def sinusoid_2d(h: int, w: int, dim: int, device=None) -> torch.Tensor:
-    """`[H, W, dim]` fixed 2-D position features (half for the row, half for the column), so
-    mazes larger than the training ones still get meaningful positions."""
+    """Fixed 2-D position features, so that mazes larger than the training ones still get
+    meaningful positions.
+
+    Args:
+        h: grid rows.
+        w: grid columns.
+        dim: features per cell (the first `4 * (dim // 4)` are set, the rest 0).
+        device: where the tensor goes.
+
+    Returns:
+        `[H, W, dim]` features: sines and cosines of the row, then of the column.
+    """
     quarter = dim // 4
     freq = torch.exp(-np.log(100.0) * torch.arange(quarter, device=device) / max(quarter, 1))
     r = torch.arange(h, device=device)[:, None] * freq
