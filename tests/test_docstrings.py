@@ -67,6 +67,25 @@ def test_glued_lists_finds_a_list_after_prose_only():
     assert glued_lists("- a\n  more\n- b") == []  # an item's second line, then the next item
 
 
+def split_returns(obj: griffe.Object, section: griffe.DocstringSectionReturns) -> list[str]:
+    """What went wrong in a Returns section: one value described in prose, whose type is the
+    function's annotation, not words before a colon taken for a name or a type."""
+    (value,) = section.value
+    annotation = obj.returns if obj.is_function else None
+    if value.name or str(value.annotation) != str(annotation):
+        return [f"Returns split at a colon: {value.name or value.annotation!s}"]
+    return []
+
+
+def test_a_returns_section_is_one_value_in_prose():
+    fn = package()["algos.w_reinforce.w_reinforce"]
+    text = "Sum.\n\nReturns:\n    `[P, G]` advantages: `w` where the reward is > 0,\n    else 0.\n"
+    (section,) = griffe.Docstring(text, parent=fn).parse(STYLE, **OPTIONS)[1:]
+    assert split_returns(fn, section) == []
+    assert section.value[0].description.startswith("`[P, G]` advantages: `w`")
+    assert section.value[0].description.endswith("else 0.")
+
+
 def test_mkdocs_renders_google_docstrings():
     assert STYLE == "google"
 
@@ -88,6 +107,8 @@ def test_rendered_docstrings_parse_as_google_without_warnings(module):
                     problems += [
                         f"{obj.path}: list after prose: {x}" for x in glued_lists(section.value)
                     ]
+                if section.kind is griffe.DocstringSectionKind.returns:
+                    problems += [f"{obj.path}: {x}" for x in split_returns(obj, section)]
     finally:
         log.removeHandler(handler)
     assert not problems, "\n".join(problems)
