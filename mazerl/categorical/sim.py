@@ -22,7 +22,14 @@ from mazerl.categorical.config import OPTIMIZERS, SimConfig
 
 
 def initial_logits(cfg: SimConfig) -> torch.Tensor:
-    """`[K]` logits: anchor, common correct, rare correct, incorrect."""
+    """The starting logits of the categorical policy.
+
+    Args:
+        cfg: the simulation's settings.
+
+    Returns:
+        `[K]` logits of the anchor, common correct, rare correct and incorrect actions.
+    """
     z = torch.full((cfg.num_actions,), cfg.incorrect_logit, dtype=torch.float64)
     z[: cfg.num_correct] = cfg.correct_logit
     z[cfg.num_correct - cfg.num_rare : cfg.num_correct] = cfg.rare_logit
@@ -31,16 +38,33 @@ def initial_logits(cfg: SimConfig) -> torch.Tensor:
 
 
 def masses(cfg: SimConfig) -> tuple[float, float]:
-    """Initial correct mass p and rare mass tau."""
+    """The starting masses.
+
+    Args:
+        cfg: the simulation's settings.
+
+    Returns:
+        The initial correct mass p and rare mass tau.
+    """
     pi = torch.softmax(initial_logits(cfg), -1)
     rare = pi[cfg.num_correct - cfg.num_rare : cfg.num_correct].sum()
     return float(pi[: cfg.num_correct].sum()), float(rare)
 
 
 def simulate(cfg: SimConfig, algo: AlgoConfig, focal: FocalConfig, log=None) -> dict:
-    """Run `cfg.replicas` replicas for `cfg.steps` steps; returns the per-step curves (means
-    over replicas) and the final per-replica values. `log(step, scalars)` is called every
-    `log_every` steps."""
+    """Train `cfg.replicas` categorical policies for `cfg.steps` steps.
+
+    Args:
+        cfg: the simulation's settings.
+        algo: the method.
+        focal: the focal weighting.
+        log: called as `log(step, scalars)` every `cfg.log_every` steps; None: silent.
+
+    Returns:
+        `curves` (per logged step, means over replicas: `step`, `q_pos`, `m_ret`,
+        `unsampled_correct_mass`, `rare_mass`, `entropy` in nats, `forgotten`) and `final`
+        (the same values per replica at the last step).
+    """
     gen = torch.Generator().manual_seed(cfg.seed)
     r, k, n, c = cfg.replicas, cfg.num_actions, cfg.group_size, cfg.num_correct
     z = initial_logits(cfg).repeat(r, 1).requires_grad_()

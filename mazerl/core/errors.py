@@ -13,7 +13,14 @@ class ConfigError(UserError, ValueError):
 
 class LayoutError(UserError, ValueError):
     """A maze layout is invalid; the message starts with `file:line:col:` (`file:` when the
-    problem has no position, line 0)."""
+    problem has no position, line 0).
+
+    Args:
+        source: the file (or `<string>`).
+        line: 1-based line; 0: no position.
+        col: 1-based column.
+        problem: what is wrong.
+    """
 
     def __init__(self, source: str, line: int, col: int, problem: str) -> None:
         self.source, self.line, self.col, self.problem = source, line, col, problem
@@ -26,8 +33,19 @@ class CheckpointError(UserError, ValueError):
 
 
 def nearest(word: str, choices: list[str], n: int = 3) -> list[str]:
-    """Up to `n` of `choices` closest to `word`, best first (those nearly as close as the best):
-    a dotted key is compared whole and by its last part, so `gamma` finds `focal.gamma`."""
+    """The choices closest to a mistyped word, for a "did you mean" hint.
+
+    A dotted key is compared whole and by its last part, so `gamma` finds `focal.gamma`.
+
+    Args:
+        word: what was typed.
+        choices: the valid names.
+        n: the most returned.
+
+    Returns:
+        Up to `n` of `choices`, best first: those nearly as close as the best (similarity
+        >= 0.6).
+    """
 
     def score(choice: str) -> float:
         whole = difflib.SequenceMatcher(None, word, choice).ratio()

@@ -17,8 +17,14 @@ _loaded: set[str] = set()  # the entry points already imported in this process
 
 
 def load_plugins() -> list[str]:
-    """Import the module of every `mazerl.plugins` entry point not imported yet (idempotent);
-    returns the names of the entry points loaded by this call."""
+    """Import the module of every `mazerl.plugins` entry point not imported yet (idempotent).
+
+    Returns:
+        The names of the entry points loaded by this call.
+
+    Raises:
+        ConfigError: a plug-in failed to import (naming its entry point).
+    """
     loaded = []
     for point in entry_points(group=GROUP):
         if point.name in _loaded:

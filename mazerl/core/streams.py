@@ -21,12 +21,27 @@ STREAM_EVAL_SAMPLING = 21  # evaluation rollouts: (eval.seed, stream, step, set 
 
 
 def rng(*keys: int) -> np.random.Generator:
-    """A numpy generator for one stream: `rng(seed, STREAM_..., index)`."""
+    """A numpy generator for one stream.
+
+    Args:
+        *keys: the stream's keys: `rng(seed, STREAM_..., index, ...)`.
+
+    Returns:
+        A PCG64 generator that depends on the keys only.
+    """
     return np.random.default_rng([int(k) for k in keys])
 
 
 def torch_generator(device: "torch.device", *keys: int) -> "torch.Generator":
-    """A torch generator on `device` seeded from the stream keys."""
+    """A torch generator for one stream.
+
+    Args:
+        device: where it generates.
+        *keys: the stream's keys, as for `rng`.
+
+    Returns:
+        A generator on `device` seeded from the keys only.
+    """
     import torch
 
     seed = int(np.random.SeedSequence([int(k) for k in keys]).generate_state(1)[0])

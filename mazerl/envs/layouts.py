@@ -187,17 +187,8 @@ def blocks(text: str) -> list[tuple[int, list[str]]]:
 
 
 def read_file(path: Path, routes: int = 1) -> list[Maze | LayoutError]:
-    """Every maze of one layout file, each parsed or its rejection.
-
-    Args:
-        path: the layout file.
-        routes: the exact number of simple start-goal paths a maze must have, unless it
-            declares its own (`routes: K`).
-
-    Returns:
-        A `Maze` or a `LayoutError` per maze of the file, unpadded. In a file of several
-        mazes the rejection names the maze (1-based) and the mazes are named `<stem>:<k>`.
-    """
+    """Every maze of one layout file, each parsed or its rejection. In a file of several mazes
+    the rejection names the maze (1-based) and the mazes are named `<stem>:<k>`."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:

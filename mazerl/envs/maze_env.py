@@ -51,21 +51,14 @@ class MazeEnv(gym.Env):
     `event` (one of "move", "goal", "wall", "revisit"), `steps`, and `route`: on success the id
     of the simple path taken (its index in `maze.routes`), else -1.
 
-    Args:
-        size: cells per side of a generated maze, in [2, 64] (`height` and `width` override
-            it).
-        height: rows of cells; None: `size`.
-        width: columns of cells; None: `size`.
-        generator: a registered generator: `dfs`, `prim`, `kruskal`, `wilson`, ...
-        start_goal: where start and goal go: `corners`, `random` or `farthest`.
-        layout: a fixed maze instead of generated ones: a shipped name, a file path or a
-            `Maze` object.
-        allow_revisits: False (default): entering a cell twice ends the episode.
-        max_steps: a positive int; None: the default above.
-        render_mode: `"ansi"` or `"rgb_array"`, or None.
-        routes: > 1: braid mazes with exactly that many simple routes, each rewarded
-            (`info["route"]` says which was taken).
-        route_lengths: the routes' lengths with `routes` > 1: `equal` or `short_common`.
+    ## Arguments
+    `size`, `height`, `width`, `generator` (`dfs`, `prim`, `kruskal`, `wilson`),
+    `start_goal` (`corners`, `random`, `farthest`), `layout` (shipped name, file path or a
+    `Maze` object),
+    `allow_revisits`, `max_steps` (a positive int; None: the default above),
+    `render_mode` (`"ansi"` or `"rgb_array"`), `routes` (> 1:
+    braid mazes with exactly that many simple routes, each rewarded; `info["route"]` says
+    which was taken) and `route_lengths` (`equal` or `short_common`).
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}

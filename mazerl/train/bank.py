@@ -20,7 +20,14 @@ INDEX = "index.json"
 
 
 def sha256(path: Path) -> str:
-    """Hex sha256 of a file's bytes."""
+    """The hex sha256 of a file's bytes.
+
+    Args:
+        path: the file.
+
+    Returns:
+        64 hex digits.
+    """
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -29,7 +36,14 @@ def sha256(path: Path) -> str:
 
 
 def bank_index(folder: Path = BANK_DIR) -> dict[str, dict]:
-    """`{cache key: entry}` of the bank in `folder` (empty when it has no index)."""
+    """The bank's index.
+
+    Args:
+        folder: the bank's folder.
+
+    Returns:
+        `{cache key: entry}`; empty when the folder has no index.
+    """
     path = folder / INDEX
     if not path.is_file():
         return {}
@@ -37,9 +51,21 @@ def bank_index(folder: Path = BANK_DIR) -> dict[str, dict]:
 
 
 def bank_file(key: str, mode: str, folder: Path = BANK_DIR) -> tuple[Path, str] | None:
-    """The bank file of the base model with cache `key` and its sha256, checked against the
-    recorded one; None when the bank has none (or `mode` is `off`). `mode=require` turns a
-    miss into a `ConfigError`: the run's base settings are not those of any bank model."""
+    """The bank file of a base model, checked against its recorded sha256.
+
+    Args:
+        key: the base model's cache key.
+        mode: `base.bank`: `auto`, `off` or `require`.
+        folder: the bank's folder.
+
+    Returns:
+        The file and its sha256; None when the bank has no such model (or `mode` is `off`).
+
+    Raises:
+        ConfigError: `mode=require` and a miss: the run's base settings are not those of any
+            bank model.
+        CheckpointError: the file is missing or does not match its sha256.
+    """
     if mode == "off":
         return None
     entry = bank_index(folder).get(key)
