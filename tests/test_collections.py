@@ -1,8 +1,11 @@
 """Layout collections end to end: files, directories, globs, route headers, padding, the
 evaluation sets and training pool they make, `mazerl-maze check/export/show`, and runs."""
 
+from pathlib import Path
+
+import numpy as np
 import pytest
-from conftest import metrics, run_app, scalars
+from conftest import FAST, metrics, run_app, scalars
 from omegaconf import OmegaConf
 
 from mazerl.core.errors import ConfigError, LayoutError
@@ -175,3 +178,47 @@ def test_single_layout_run_trains_and_evaluates(train):
     out, run_dir = train("maze.layout=tiny", "train.iterations=2", "base.steps=20")
     assert out.stdout.count("evaluation is (partly) on training mazes: 1 of the 1") == 1
     assert "eval/id/pass@1" in metrics(run_dir)["final"]
+
+
+COUNT_PARSES = """
+import sys
+from mazerl.envs import layouts
+
+parse, parsed = layouts.parse_file, []
+
+
+def counting(path, routes):
+    parsed.append(str(path))
+    return parse(path, routes)
+
+
+layouts.parse_file = counting
+from mazerl.apps.train import main
+
+try:
+    main()
+finally:
+    print(*(f"parsed {p}" for p in parsed), sep="\\n")
+"""
+
+
+def test_a_run_on_a_collection_parses_its_file_once(tmp_path, base_cache):
+    """Validation, the training pool, the evaluation sets (one of them the same file again),
+    the held-out mazes and the base model all read one parse of the layout file."""
+    path = tmp_path / "six.txt"
+    spec = MazeSpec(size=4)
+    mazes = [spec.sample(np.random.default_rng(i)) for i in range(6)]
+    path.write_text(layouts.collection_text(mazes))
+    script = tmp_path / "count_parses.py"
+    script.write_text(COUNT_PARSES)
+    out = run_app(
+        "count_parses", *FAST, f"hydra.run.dir={tmp_path / 'run'}",
+        f"base.cache_dir={base_cache}", f"maze.layout={path}", "train.iterations=1",
+        "base.steps=20", f"eval.sets=[{{name: id}}, {{name: again, layout: {path}}}]",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert metrics(tmp_path / "run")["iterations"] == 1
+    lines = out.stdout.splitlines()
+    parsed = [Path(line.removeprefix("parsed ")) for line in lines if line.startswith("parsed ")]
+    assert [p.resolve() for p in parsed] == [path.resolve()]
