@@ -80,12 +80,6 @@ def test_spec_draws_uniformly_from_a_collection():
     assert spec.fixed is None and MazeSpec(layout="tiny").fixed.shape == (5, 5)
 
 
-def _cfg(**maze):
-    base = {"size": 5, "height": None, "width": None, "generator": "prim"}
-    base |= {"start_goal": "corners", "layout": None, "routes": 1, "route_lengths": "equal"}
-    return OmegaConf.create(base | maze)
-
-
 def _sets(*sets, seed=1234):
     full = [
         {"size_delta": 0, "generator": None, "start_goal": None, "num_mazes": 3} | s for s in sets
@@ -96,16 +90,18 @@ def _sets(*sets, seed=1234):
 def test_evaluation_sets_from_collections_and_layout_runs(tmp_path):
     odd = tmp_path / "odd.txt"
     odd.write_text("######\n#S..G#\n######\n")  # 3x6: no generator makes this grid
-    sets = build_sets(_cfg(), _sets({"name": "mine", "layout": "prim5-20"}, {"name": "id"}))
+    sets = build_sets(MazeSpec(), _sets({"name": "mine", "layout": "prim5-20"}, {"name": "id"}))
     assert [(s.name, len(s.mazes)) for s in sets] == [("mine", 20), ("id", 3)]
     # a layout run: `id` is the training collection; variants are generated at its cell size
-    run = _cfg(layout="prim5-20")
+    run = MazeSpec(layout="prim5-20")
     sets = build_sets(run, _sets({"name": "id"}, {"name": "big", "size_delta": 2}))
     assert [m.key for m in sets[0].mazes] == [m.key for m in MazeSpec(layout="prim5-20").collection]
     assert {m.shape for m in sets[1].mazes} == {(15, 15)}
     notes = []
     sets = build_sets(
-        _cfg(layout=str(odd)), _sets({"name": "id"}, {"name": "big", "size_delta": 2}), notes.append
+        MazeSpec(layout=str(odd)),
+        _sets({"name": "id"}, {"name": "big", "size_delta": 2}),
+        notes.append,
     )
     assert [s.name for s in sets] == ["id"] and "big skipped" in notes[0]
 
