@@ -2,6 +2,13 @@
 
 import subprocess
 import sys
+from dataclasses import fields
+
+import gymnasium as gym
+
+import mazerl
+from mazerl.apps.maze import describe
+from mazerl.envs.spec import MazeSpec
 
 
 def run(*args):
@@ -40,3 +47,19 @@ def test_unknown_generator_is_one_line():
     out = run("show", "--generator", "nope")
     assert out.returncode == 2
     assert out.stderr == "error: unknown generator 'nope'; known: dfs, kruskal, prim, wilson\n"
+
+
+def test_show_takes_every_maze_spec_field_and_draws_what_the_env_draws():
+    help_text = run("show", "--help").stdout
+    for f in fields(MazeSpec):
+        assert f"--{f.name.replace('_', '-')}" in help_text, f.name
+    spec = MazeSpec(height=3, width=6, generator="kruskal", start_goal="random", routes=2)
+    out = run(
+        "show", "--height", "3", "--width", "6", "--generator", "kruskal",
+        "--start-goal", "random", "--routes", "2", "--seed", "3",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    env = gym.make(mazerl.ENV_ID, maze_spec=spec)
+    env.reset(seed=3)
+    assert out.stdout == describe(env.unwrapped.maze) + "\n"
+    assert "7x13 grid" in out.stdout and "2 simple path(s)" in out.stdout
