@@ -44,9 +44,7 @@ class MazeSpec:
     setting of the `maze` section (`MazeConfig`), with its rule and description.
     """
 
-    size: int = setting(
-        5, CELLS, "cells per side of the training mazes (the grid is 2*size+1 square)"
-    )
+    size: int = setting(5, CELLS, "cells per side of the mazes (the grid is 2*size+1 square)")
     height: int | None = setting(
         None, optional(CELLS), "rectangular mazes: cells down (null: size)"
     )
