@@ -222,6 +222,7 @@ def _iterate(run: Run, writer: SummaryWriter) -> dict[str, float]:
     try:
         for it in range(start, total):
             step = it + 1
+            run.mazes.prepare(t.num_prompts, it)  # a block of cached mazes: the step reads none
             t0 = time.time()
             batch = run.step.collect(run.learner, run.mazes, it)
             t_rollout = time.time() - t0
