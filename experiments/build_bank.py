@@ -26,6 +26,7 @@ from mazerl.apps.schema import register_configs
 from mazerl.core.config import CONF_DIR
 from mazerl.core.device import cpu_info, setup
 from mazerl.core.provenance import code_identity
+from mazerl.envs.spec import MazeSpec
 from mazerl.eval.runner import BaseEvaluation, cached_sets, held_out_keys
 from mazerl.train.bank import BANK_DIR, INDEX, bank_index, sha256
 from mazerl.train.sft import obtain_base
@@ -43,11 +44,13 @@ def train_one(seed: int, cache: str) -> dict:
     device = torch.device("cpu")
     setup(seed, 1, device)
     root = Path(cache)
-    sets = cached_sets(cfg.maze, cfg.eval, root / "eval_sets")
-    held_out = held_out_keys(cfg.maze, cfg.eval, cfg.base.held_out, root / "eval_sets")
+    spec = MazeSpec.of(cfg.maze)
+    sets = cached_sets(spec, cfg.eval, root / "eval_sets")
+    held_out = held_out_keys(spec, cfg.eval, cfg.base.held_out, root / "eval_sets")
     policy, folder, origin = obtain_base(
-        held_out, device, print, maze=cfg.maze, policy=cfg.policy, base=cfg.base
-    )
+        spec, held_out, device, print, allow_revisits=cfg.maze.allow_revisits,
+        policy=cfg.policy, base=cfg.base,
+    )  # fmt: skip
     results = BaseEvaluation.load_or_run(
         folder, policy, sets, device, print, maze=cfg.maze, eval=cfg.eval, weights=origin["sha256"]
     ).results

@@ -23,6 +23,7 @@ from mazerl.core.cache import cache_root
 from mazerl.core.config import CONF_DIR
 from mazerl.core.device import setup
 from mazerl.core.streams import STREAM_EVAL_SAMPLING, torch_generator
+from mazerl.envs.spec import MazeSpec
 from mazerl.eval.evaluate import build_sets, exact_route_masses, sampled_counts
 from mazerl.eval.passk import exact_pass_at_k, standard_error
 from mazerl.eval.runner import held_out_keys
@@ -50,13 +51,15 @@ def main() -> None:
         big = compose(config_name="config", overrides=["experiment=maze_group_sweep"])
     device = torch.device("cpu")
     setup(0, 1, device)
-    held_out = held_out_keys(cfg.maze, cfg.eval, cfg.base.held_out, cache_root(None) / "eval_sets")
+    spec = MazeSpec.of(cfg.maze)
+    held_out = held_out_keys(spec, cfg.eval, cfg.base.held_out, cache_root(None) / "eval_sets")
     policy, _, _ = obtain_base(
-        held_out, device, print, maze=cfg.maze, policy=cfg.policy, base=cfg.base
-    )
+        spec, held_out, device, print, allow_revisits=cfg.maze.allow_revisits,
+        policy=cfg.policy, base=cfg.base,
+    )  # fmt: skip
     policy.eval()
     t0 = time.perf_counter()
-    big_sets = build_sets(big.maze, big.eval)
+    big_sets = build_sets(MazeSpec.of(big.maze), big.eval)
     build_s = time.perf_counter() - t0
     sizes = {s.name: len(s.mazes) for s in big_sets}
     print(json.dumps({"figure": "build_sets", "mazes": sizes, "seconds": round(build_s, 3)}))

@@ -11,6 +11,7 @@ from hydra import compose, initialize_config_dir
 from mazerl.apps.schema import register_configs
 from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import CheckpointError, ConfigError
+from mazerl.envs.spec import MazeSpec
 from mazerl.eval import runner
 from mazerl.eval.evaluate import exact_route_masses
 from mazerl.eval.runner import cached_sets, held_out_keys
@@ -28,10 +29,12 @@ def config(*overrides):
 
 def base_of(cfg, cache):
     """`obtain_base` as a run calls it, with the cache in `cache`."""
-    held_out = held_out_keys(cfg.maze, cfg.eval, cfg.base.held_out, cache / "eval_sets")
+    spec = MazeSpec.of(cfg.maze)
+    held_out = held_out_keys(spec, cfg.eval, cfg.base.held_out, cache / "eval_sets")
     return obtain_base(
-        held_out, CPU, lambda _: None, maze=cfg.maze, policy=cfg.policy, base=cfg.base
-    )
+        spec, held_out, CPU, lambda _: None, allow_revisits=cfg.maze.allow_revisits,
+        policy=cfg.policy, base=cfg.base,
+    )  # fmt: skip
 
 
 def test_the_bank_holds_at_least_ten_models_with_seeds_0_to_k():
@@ -41,7 +44,8 @@ def test_the_bank_holds_at_least_ten_models_with_seeds_0_to_k():
 
 def test_each_bank_file_has_its_hash_and_its_recorded_exact_pass1(tmp_path):
     cfg = config("experiment=maze_long")
-    (id_set,) = [s for s in cached_sets(cfg.maze, cfg.eval, tmp_path) if s.name == "id"]
+    sets = cached_sets(MazeSpec.of(cfg.maze), cfg.eval, tmp_path)
+    (id_set,) = [s for s in sets if s.name == "id"]
     assert len(id_set.mazes) == 1024
     policy_cfg = json.loads(json.dumps(dict(cfg.policy)))
     for entry in bank_index().values():

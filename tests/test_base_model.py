@@ -101,7 +101,8 @@ def test_mazerl_eval_compares_a_bank_run_with_its_bank_model(tmp_path):
     base = scalars["eval/id/exact_pass@1"] - scalars["eval/id/delta_exact_pass@1_vs_base"]
     # bank model 0 on that id set (16 perfect mazes): its mean route probability
     cfg = bank_config("eval.sets=[{name: id, num_mazes: 16}]")
-    (id_set,) = [s for s in cached_sets(cfg.maze, cfg.eval, tmp_path / "sets") if s.name == "id"]
+    sets = cached_sets(MazeSpec.of(cfg.maze), cfg.eval, tmp_path / "sets")
+    (id_set,) = [s for s in sets if s.name == "id"]
     entry = next(e for e in bank_index().values() if e["seed"] == 0)
     policy, _ = load_base(BANK_DIR / entry["file"], json.loads(json.dumps(dict(cfg.policy))), CPU)
     masses, _ = exact_route_masses(policy, id_set.mazes, 1.0, CPU)

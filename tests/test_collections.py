@@ -1,8 +1,11 @@
 """Layout collections end to end: files, directories, globs, route headers, padding, the
 evaluation sets and training pool they make, `mazerl-maze check/export/show`, and runs."""
 
+from pathlib import Path
+
+import numpy as np
 import pytest
-from conftest import metrics, run_app, scalars
+from conftest import FAST, metrics, run_app, scalars
 from omegaconf import OmegaConf
 
 from mazerl.core.errors import ConfigError, LayoutError
@@ -77,12 +80,6 @@ def test_spec_draws_uniformly_from_a_collection():
     assert spec.fixed is None and MazeSpec(layout="tiny").fixed.shape == (5, 5)
 
 
-def _cfg(**maze):
-    base = {"size": 5, "height": None, "width": None, "generator": "prim"}
-    base |= {"start_goal": "corners", "layout": None, "routes": 1, "route_lengths": "equal"}
-    return OmegaConf.create(base | maze)
-
-
 def _sets(*sets, seed=1234):
     full = [
         {"size_delta": 0, "generator": None, "start_goal": None, "num_mazes": 3} | s for s in sets
@@ -93,16 +90,18 @@ def _sets(*sets, seed=1234):
 def test_evaluation_sets_from_collections_and_layout_runs(tmp_path):
     odd = tmp_path / "odd.txt"
     odd.write_text("######\n#S..G#\n######\n")  # 3x6: no generator makes this grid
-    sets = build_sets(_cfg(), _sets({"name": "mine", "layout": "prim5-20"}, {"name": "id"}))
+    sets = build_sets(MazeSpec(), _sets({"name": "mine", "layout": "prim5-20"}, {"name": "id"}))
     assert [(s.name, len(s.mazes)) for s in sets] == [("mine", 20), ("id", 3)]
     # a layout run: `id` is the training collection; variants are generated at its cell size
-    run = _cfg(layout="prim5-20")
+    run = MazeSpec(layout="prim5-20")
     sets = build_sets(run, _sets({"name": "id"}, {"name": "big", "size_delta": 2}))
     assert [m.key for m in sets[0].mazes] == [m.key for m in MazeSpec(layout="prim5-20").collection]
     assert {m.shape for m in sets[1].mazes} == {(15, 15)}
     notes = []
     sets = build_sets(
-        _cfg(layout=str(odd)), _sets({"name": "id"}, {"name": "big", "size_delta": 2}), notes.append
+        MazeSpec(layout=str(odd)),
+        _sets({"name": "id"}, {"name": "big", "size_delta": 2}),
+        notes.append,
     )
     assert [s.name for s in sets] == ["id"] and "big skipped" in notes[0]
 
@@ -175,3 +174,47 @@ def test_single_layout_run_trains_and_evaluates(train):
     out, run_dir = train("maze.layout=tiny", "train.iterations=2", "base.steps=20")
     assert out.stdout.count("evaluation is (partly) on training mazes: 1 of the 1") == 1
     assert "eval/id/pass@1" in metrics(run_dir)["final"]
+
+
+COUNT_PARSES = """
+import sys
+from mazerl.envs import layouts
+
+parse, parsed = layouts.parse_file, []
+
+
+def counting(path, routes):
+    parsed.append(str(path))
+    return parse(path, routes)
+
+
+layouts.parse_file = counting
+from mazerl.apps.train import main
+
+try:
+    main()
+finally:
+    print(*(f"parsed {p}" for p in parsed), sep="\\n")
+"""
+
+
+def test_a_run_on_a_collection_parses_its_file_once(tmp_path, base_cache):
+    """Validation, the training pool, the evaluation sets (one of them the same file again),
+    the held-out mazes and the base model all read one parse of the layout file."""
+    path = tmp_path / "six.txt"
+    spec = MazeSpec(size=4)
+    mazes = [spec.sample(np.random.default_rng(i)) for i in range(6)]
+    path.write_text(layouts.collection_text(mazes))
+    script = tmp_path / "count_parses.py"
+    script.write_text(COUNT_PARSES)
+    out = run_app(
+        "count_parses", *FAST, f"hydra.run.dir={tmp_path / 'run'}",
+        f"base.cache_dir={base_cache}", f"maze.layout={path}", "train.iterations=1",
+        "base.steps=20", f"eval.sets=[{{name: id}}, {{name: again, layout: {path}}}]",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert metrics(tmp_path / "run")["iterations"] == 1
+    lines = out.stdout.splitlines()
+    parsed = [Path(line.removeprefix("parsed ")) for line in lines if line.startswith("parsed ")]
+    assert [p.resolve() for p in parsed] == [path.resolve()]

@@ -13,6 +13,7 @@ from mazerl.core.errors import ConfigError
 from mazerl.envs import generators, layouts
 from mazerl.envs.maze import DOWN, LEFT, RIGHT, UP
 from mazerl.envs.maze_env import MazeEnv
+from mazerl.envs.spec import MazeConfig, MazeSpec
 
 
 @pytest.mark.parametrize("generator", generators.GENERATORS.names())
@@ -31,6 +32,32 @@ def test_check_env_every_generator(generator):
 def test_check_env_every_layout(layout):
     env = gym.make(mazerl.ENV_ID, layout=layout, render_mode="ansi")
     check_env(env.unwrapped)
+
+
+def test_the_env_takes_the_maze_spec_a_run_builds_from_its_settings():
+    settings = MazeConfig(height=3, width=6, generator="kruskal", start_goal="random", routes=2)
+    spec = MazeSpec.of(settings)
+    assert spec == MazeSpec(height=3, width=6, generator="kruskal", start_goal="random", routes=2)
+    env = gym.make(mazerl.ENV_ID, maze_spec=spec, render_mode="rgb_array")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped)
+    by_fields = gym.make(
+        mazerl.ENV_ID, height=3, width=6, generator="kruskal", start_goal="random", routes=2
+    )
+    for seed in (0, 1, 2):
+        env.reset(seed=seed)
+        by_fields.reset(seed=seed)
+        drawn = spec.sample(np.random.default_rng(seed))
+        assert env.unwrapped.maze.key == by_fields.unwrapped.maze.key == drawn.key
+        assert len(drawn.routes) == 2 and drawn.shape == (7, 13)
+    vec = gym.make_vec(mazerl.ENV_ID, 3, vectorization_mode="vector_entry_point", maze_spec=spec)
+    obs, _ = vec.reset(seed=5)
+    assert obs["grid"].shape == (3, 3, 7, 13)
+    with pytest.raises(ValueError, match=r"maze_spec or its fields \(size\), not both"):
+        gym.make(mazerl.ENV_ID, maze_spec=spec, size=4)
+    with pytest.raises(TypeError, match="maze_spec must be a MazeSpec, got 5"):
+        MazeEnv(5)
 
 
 def test_rectangular_maze_and_observation():

@@ -149,6 +149,7 @@ def test_evaluation_sets_are_built_once_per_config(tmp_path):
 
     from mazerl.apps.schema import register_configs
     from mazerl.core.config import CONF_DIR
+    from mazerl.envs.spec import MazeSpec
     from mazerl.eval.evaluate import build_sets
     from mazerl.eval.runner import cached_sets
 
@@ -156,16 +157,17 @@ def test_evaluation_sets_are_built_once_per_config(tmp_path):
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose(config_name="config", overrides=["experiment=smoke"])
         other = compose(config_name="config", overrides=["experiment=smoke", "eval.seed=7"])
-    first = cached_sets(cfg.maze, cfg.eval, tmp_path)
+    spec = MazeSpec.of(cfg.maze)
+    first = cached_sets(spec, cfg.eval, tmp_path)
     (stored,) = tmp_path.glob("sets_*.pkl")
-    again = cached_sets(cfg.maze, cfg.eval, tmp_path)  # read back, not rebuilt
-    built = build_sets(cfg.maze, cfg.eval)
+    again = cached_sets(spec, cfg.eval, tmp_path)  # read back, not rebuilt
+    built = build_sets(spec, cfg.eval)
     for sets in (first, again):
         assert [[m.key for m in s.mazes] for s in sets] == [[m.key for m in s.mazes] for s in built]
-    cached_sets(other.maze, other.eval, tmp_path)  # another seed: another file
+    cached_sets(MazeSpec.of(other.maze), other.eval, tmp_path)  # another seed: another file
     assert len(list(tmp_path.glob("sets_*.pkl"))) == 2
     stored.write_bytes(b"half a pickle")  # unreadable: rebuilt and replaced
-    assert [m.key for m in cached_sets(cfg.maze, cfg.eval, tmp_path)[0].mazes] == [
+    assert [m.key for m in cached_sets(spec, cfg.eval, tmp_path)[0].mazes] == [
         m.key for m in built[0].mazes
     ]
     assert stored.stat().st_size > 1000

@@ -2,8 +2,14 @@
 
 import subprocess
 import sys
+from dataclasses import fields
 
+import gymnasium as gym
+
+import mazerl
+from mazerl.apps.maze import describe
 from mazerl.envs.generators import GENERATORS
+from mazerl.envs.spec import MazeSpec
 
 
 def run(*args):
@@ -43,3 +49,19 @@ def test_unknown_generator_is_one_line():
     assert out.returncode == 2
     known = ", ".join(GENERATORS.names())
     assert out.stderr == f"error: unknown generator 'nope'; known: {known}\n"
+
+
+def test_show_takes_every_maze_spec_field_and_draws_what_the_env_draws():
+    help_text = run("show", "--help").stdout
+    for f in fields(MazeSpec):
+        assert f"--{f.name.replace('_', '-')}" in help_text, f.name
+    spec = MazeSpec(height=3, width=6, generator="kruskal", start_goal="random", routes=2)
+    out = run(
+        "show", "--height", "3", "--width", "6", "--generator", "kruskal",
+        "--start-goal", "random", "--routes", "2", "--seed", "3",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    env = gym.make(mazerl.ENV_ID, maze_spec=spec)
+    env.reset(seed=3)
+    assert out.stdout == describe(env.unwrapped.maze) + "\n"
+    assert "7x13 grid" in out.stdout and "2 simple path(s)" in out.stdout

@@ -79,6 +79,12 @@ def test_cached_training_mazes_are_the_fresh_draws_generated_once(tmp_path, monk
     assert [m.key for m in again.draw(5, 1, 0)] == [m.key for m in drawn[1]]
     pool, fresh_stream = collect.STREAM_TRAIN_POOL, collect.STREAM_TRAIN_MAZES
     assert calls == [(3, pool), (3, fresh_stream, 0, 0)]  # the constructor's checks only
+    # prepared, a draw reads no file (the loop prepares before the step, which does no I/O)
+    again.prepare(5, 9)  # block 2 is read here
+    monkeypatch.setattr(collect, "cached_pickle", lambda *a: pytest.fail("a file read"))
+    assert [m.key for m in again.draw(5, 9, 0)] == [m.key for m in drawn[9]]
+    monkeypatch.undo()
+    monkeypatch.setattr(collect, "sample_mazes", lambda *a: calls.append(a[3:]) or real(*a))
     # later sampling rounds (DAPO refills) are generated, not read; another seed has its files
     again.draw(5, 1, 1)
     TrainingMazes(spec, 0, excluded, seed=4, cache_dir=cache, block=4).draw(5, 1, 0)

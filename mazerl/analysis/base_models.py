@@ -47,6 +47,7 @@ from mazerl.analysis.runs import Run
 from mazerl.analysis.tables import table_head
 from mazerl.core.config import to_container
 from mazerl.core.streams import STREAM_EVAL_SAMPLING, torch_generator
+from mazerl.envs.spec import MazeSpec
 from mazerl.eval.evaluate import build_sets, exact_route_masses, mazes_hash
 from mazerl.eval.passk import exact_pass_at_k
 from mazerl.rollout import generate, score
@@ -109,7 +110,7 @@ def bank_features(cfg, folder: Path = BANK_DIR, samples: int = 16, log=print) ->
     seconds a model."""
     torch.set_num_threads(1)
     device = torch.device("cpu")
-    sets = build_sets(cfg.maze, cfg.eval, log)
+    sets = build_sets(MazeSpec.of(cfg.maze), cfg.eval, log)
     index = next(i for i, s in enumerate(sets) if s.name == "id")
     mazes = sets[index].mazes
     models = []

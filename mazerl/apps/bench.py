@@ -48,7 +48,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from mazerl.core.cli import ArgumentParser
 from mazerl.envs.batch import MazeBatch, MazeVectorEnv
 from mazerl.envs.maze_env import MazeEnv
-from mazerl.envs.spec import MazeSpec, maze_spec
+from mazerl.envs.spec import MazeSpec
 from mazerl.policy import build_policy
 from mazerl.policy.tokens import N_ACTIONS
 from mazerl.rollout import generate
@@ -84,7 +84,7 @@ def policy_of(name: str):
 def default_mazes(count: int, *seed: int) -> list:
     """`count` mazes of the default job's distribution (`conf/maze`), maze i drawn from
     `default_rng([*seed, i])`."""
-    spec = maze_spec(composed().maze)
+    spec = MazeSpec.of(composed().maze)
     return [spec.sample(np.random.default_rng([*seed, i])) for i in range(count)]
 
 
@@ -301,7 +301,7 @@ def iteration_figure(repeats: int) -> dict:
     cfg = composed()
     learner, step = trainer()
     prompts, group = cfg.train.num_prompts, cfg.train.group_size
-    source = TrainingMazes(maze_spec(cfg.maze), cfg.maze.pool_size, set(), cfg.seed)
+    source = TrainingMazes(MazeSpec.of(cfg.maze), cfg.maze.pool_size, set(), cfg.seed)
     phases: dict[str, list[float]] = {k: [] for k in ("mazes", "rollout", "advantages", "update")}
     for it in range(repeats + 1):
         t0 = time.perf_counter()
@@ -336,8 +336,8 @@ def iteration_figure(repeats: int) -> dict:
 
 def policy_flops(name: str, repeats: int) -> tuple[float, float]:
     """Achieved FLOP/s of one policy: generation (64 x 8 rollouts) and the trainer's update
-    of those rollouts (`TrainStep.update`: forward, backward, clipping, optimizer step), FLOPs
-    counted by torch's FlopCounterMode."""
+    of those rollouts (`TrainStep.update`: forward and gradient passes, clipping, the
+    optimizer), FLOPs counted by torch's FlopCounterMode."""
     learner, step = trainer(f"policy={name}", "train.num_prompts=64", "train.group_size=8")
     mazes = default_mazes(64)
     follower = SolutionFollower(learner.policy, mazes, 8)

@@ -40,6 +40,7 @@ def _evaluate(cfg: DictConfig, out: Path) -> dict:
     from mazerl.core.errors import CheckpointError, ConfigError
     from mazerl.core.files import write_json_atomic
     from mazerl.core.plugins import load_plugins
+    from mazerl.envs.spec import MazeSpec
     from mazerl.eval.evaluate import build_sets
     from mazerl.eval.runner import BaseEvaluation, evaluate_all, log_eval, strip_images
     from mazerl.train.sft import load_base
@@ -60,7 +61,7 @@ def _evaluate(cfg: DictConfig, out: Path) -> dict:
     device = select_device(cfg.device)
     setup(cfg.seed, cfg.threads, device)
     policy, _ = load_base(cfg.checkpoint, state["policy_config"], device)
-    sets = build_sets(with_run.maze, with_run.eval)
+    sets = build_sets(MazeSpec.of(with_run.maze), with_run.eval)
     t0 = time.time()
     results = evaluate_all(
         policy, sets, device, cfg.eval.n, 0, images=cfg.eval.images,

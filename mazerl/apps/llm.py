@@ -188,6 +188,7 @@ def config_sets(overrides: list[str]):
 
     from mazerl.apps.schema import register_configs, validate
     from mazerl.core.config import CONF_DIR, register_resolvers
+    from mazerl.envs.spec import MazeSpec
     from mazerl.eval.evaluate import build_sets
 
     register_configs()
@@ -198,7 +199,7 @@ def config_sets(overrides: list[str]):
     except (HydraException, OmegaConfBaseException) as e:
         raise UserError(f"--eval-sets {' '.join(overrides)}: {str(e).splitlines()[0]}") from None
     validate(cfg)
-    return build_sets(cfg.maze, cfg.eval)
+    return build_sets(MazeSpec.of(cfg.maze), cfg.eval)
 
 
 def new_folder(path: Path, flag: str) -> None:

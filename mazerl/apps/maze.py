@@ -10,6 +10,8 @@ mazerl-maze list
 
 import argparse
 import sys
+import typing
+from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
@@ -34,19 +36,16 @@ def describe(maze: Maze) -> str:
     return "\n".join(lines)
 
 
-def _spec_arguments(parser: argparse.ArgumentParser) -> None:
-    """The generated-maze options shared by `show` and `export`."""
-    parser.add_argument(
-        "--generator", default="prim", help=f"one of {generators.GENERATORS.names()}"
-    )
-    parser.add_argument("--size", type=int, default=5, help="cells per side (default 5)")
-    parser.add_argument("--height", type=int, default=None, help="cells, overrides --size")
-    parser.add_argument("--width", type=int, default=None, help="cells, overrides --size")
-    parser.add_argument(
-        "--start-goal", default="corners", help=f"one of {generators.PLACEMENTS.names()}"
-    )
-    parser.add_argument("--routes", type=int, default=1, help="> 1: braid mazes (exact routes)")
-    parser.add_argument("--route-lengths", default="equal", help="braid: equal | short_common")
+def _spec_arguments(parser: argparse.ArgumentParser, without: tuple[str, ...] = ()) -> None:
+    """The options of a `MazeSpec`, one per field (`--size`, `--start-goal`, ...) with its
+    default and description, but the fields `without` (left at their defaults)."""
+    for f in fields(MazeSpec):
+        if f.name in without:
+            parser.set_defaults(**{f.name: f.default})
+            continue
+        kind = int if int in (f.type, *typing.get_args(f.type)) else str
+        option = "--" + f.name.replace("_", "-")
+        parser.add_argument(option, type=kind, default=f.default, help=f.metadata["help"])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,7 +54,6 @@ def build_parser() -> argparse.ArgumentParser:
     show = sub.add_parser("show", help="print a maze and its solution")
     _spec_arguments(show)
     show.add_argument("--seed", type=int, default=0)
-    show.add_argument("--layout", default=None, help="a shipped layout name, file or collection")
     show.add_argument("--index", type=int, default=1, help="maze of the collection (from 1)")
     show.add_argument("--png", default=None, help="also draw it, solution outlined, to this PNG")
     check = sub.add_parser("check", help="validate every maze of a layout collection")
@@ -64,30 +62,19 @@ def build_parser() -> argparse.ArgumentParser:
     export = sub.add_parser("export", help="write generated mazes to a collection file")
     export.add_argument("out", help="the collection file to write")
     export.add_argument("--count", type=int, default=100, help="mazes (default 100)")
-    _spec_arguments(export)
+    _spec_arguments(export, without=("layout",))
     export.add_argument("--seed", type=int, default=0, help="maze i uses seed + i, as `show`")
     export.add_argument("--force", action="store_true", help="overwrite an existing file")
     sub.add_parser("list", help="list shipped layouts and generators")
     return parser
 
 
-def spec_of(args) -> MazeSpec:
-    return MazeSpec(
-        args.size,
-        args.height,
-        args.width,
-        args.generator,
-        args.start_goal,
-        routes=args.routes,
-        route_lengths=args.route_lengths,
-    )
-
-
 def pick(args) -> Maze:
     """The maze `show` draws: maze `--index` of `--layout`, or the generated one of `--seed`."""
-    if args.layout is None:
-        return spec_of(args).sample(np.random.default_rng(args.seed))
-    mazes = MazeSpec(layout=args.layout, routes=args.routes).collection
+    spec = MazeSpec.of(args)
+    if spec.layout is None:
+        return spec.sample(np.random.default_rng(args.seed))
+    mazes = spec.collection
     if not 1 <= args.index <= len(mazes):
         raise ConfigError(f"--index must be in [1, {len(mazes)}] for {args.layout}")
     return mazes[args.index - 1]
@@ -121,7 +108,7 @@ def export(args) -> None:
         raise ConfigError(f"{out} exists; pass --force to overwrite it")
     if args.count < 1:
         raise ConfigError(f"--count must be >= 1, got {args.count}")
-    spec = spec_of(args)
+    spec = MazeSpec.of(args)
     mazes = [spec.sample(np.random.default_rng(args.seed + i)) for i in range(args.count)]
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(layouts.collection_text(mazes), encoding="utf-8")

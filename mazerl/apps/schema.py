@@ -27,7 +27,7 @@ from mazerl.core.device import device_setting, seed_setting, threads_setting
 from mazerl.core.errors import ConfigError, UserError, nearest
 from mazerl.core.plugins import load_plugins
 from mazerl.core.settings import TEXT, need, optional, part, rule_of, rules, section, setting
-from mazerl.envs.spec import MazeConfig, eval_set_spec, maze_spec
+from mazerl.envs.spec import MazeConfig, MazeSpec, eval_set_spec
 from mazerl.eval.config import EvalConfig
 from mazerl.policy.config import POLICIES, defined_policies, policy_config
 from mazerl.train.config import BaseConfig, LoggerConfig, TrainConfig
@@ -66,13 +66,14 @@ class Config:
             path is None or Path(path).expanduser().is_file(), "base.path", "an existing file", path
         )
         try:
-            _ = maze_spec(node.maze).grid_shape  # a layout file is read and checked here
+            spec = MazeSpec.of(node.maze)
+            _ = spec.grid_shape  # a layout file is read and checked here
         except ConfigError as e:
             raise ConfigError(f"maze: {e}") from None
         for i, s in enumerate(node.eval.sets):
             try:
-                spec = eval_set_spec(node.maze, s)  # None: skipped in this layout run
-                _ = spec and spec.grid_shape
+                set_spec = eval_set_spec(spec, s)  # None: skipped in this layout run
+                _ = set_spec and set_spec.grid_shape
             except UserError as e:  # a bad size, or a layout file (file:line:col)
                 raise ConfigError(f"eval.sets.{i} ({s.name}): {e}") from None
         from mazerl.algos import check_algo  # loads the objectives (torch): checked last

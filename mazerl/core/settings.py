@@ -157,6 +157,18 @@ def part(schema: type, help: str) -> Any:
     )
 
 
+def settings_of(schema: type) -> type:
+    """A (mutable) dataclass with the fields of the dataclass `schema`: their types, defaults,
+    rules and descriptions. A config section that holds every field of a frozen description
+    and more derives from it (`class MazeConfig(settings_of(MazeSpec))`), so the fields are
+    written once."""
+    own = [
+        (f.name, f.type, dataclasses.field(default=f.default, metadata=f.metadata))
+        for f in dataclasses.fields(schema)
+    ]
+    return dataclasses.make_dataclass(f"{schema.__name__}Settings", own)
+
+
 def rule_of(schema: type, name: str) -> Rule | None:
     """The rule of the field `name` of the config class `schema` (None: no such field)."""
     if not dataclasses.is_dataclass(schema):

@@ -186,16 +186,35 @@ def blocks(text: str) -> list[tuple[int, list[str]]]:
     return out
 
 
+# `read_file`'s parses: (path as given, resolved path, routes) -> ((mtime_ns, size), mazes)
+_PARSED: dict[tuple[Path, Path, int], tuple[tuple[int, int], tuple[Maze | LayoutError, ...]]] = {}
+
+
 def read_file(path: Path, routes: int = 1) -> list[Maze | LayoutError]:
     """Every maze of one layout file, each parsed or its rejection. In a file of several mazes
-    the rejection names the maze (1-based) and the mazes are named `<stem>:<k>`."""
+    the rejection names the maze (1-based) and the mazes are named `<stem>:<k>`. A file is
+    parsed once per process for each `routes` while it is unchanged (its modification time
+    and size say so), however many specs, sets and checks read it."""
+    try:
+        stat = path.stat()
+    except OSError as e:
+        return [LayoutError(str(path), 0, 0, f"cannot read: {e}")]
+    key, stamp = (path, path.resolve(), routes), (stat.st_mtime_ns, stat.st_size)
+    if key not in _PARSED or _PARSED[key][0] != stamp:
+        _PARSED[key] = (stamp, parse_file(path, routes))
+    return list(_PARSED[key][1])
+
+
+def parse_file(path: Path, routes: int) -> tuple[Maze | LayoutError, ...]:
+    """One layout file's mazes, each parsed or its rejection (`read_file` caches it; named
+    as given in messages)."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        return [LayoutError(str(path), 0, 0, f"cannot read: {e}")]
+        return (LayoutError(str(path), 0, 0, f"cannot read: {e}"),)
     parts = blocks(text)
     if len(parts) <= 1:
-        return [_try(lambda: parse(text, str(path), routes))]
+        return (_try(lambda: parse(text, str(path), routes)),)
     out: list[Maze | LayoutError] = []
     for k, (first, lines) in enumerate(parts, start=1):
         name = f"{path.stem}:{k}"
@@ -204,7 +223,7 @@ def read_file(path: Path, routes: int = 1) -> list[Maze | LayoutError]:
             line, col = maze.line or first, maze.col or 1
             maze = LayoutError(maze.source, line, col, f"maze {k}: {maze.problem}")
         out.append(maze)
-    return out
+    return tuple(out)
 
 
 def _try(fn) -> Maze | LayoutError:

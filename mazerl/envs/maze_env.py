@@ -52,34 +52,35 @@ class MazeEnv(gym.Env):
     of the simple path taken (its index in `maze.routes`), else -1.
 
     ## Arguments
-    `size`, `height`, `width`, `generator` (`dfs`, `prim`, `kruskal`, `wilson`),
-    `start_goal` (`corners`, `random`, `farthest`), `layout` (shipped name, file path or a
-    `Maze` object),
-    `allow_revisits`, `max_steps` (a positive int; None: the default above),
-    `render_mode` (`"ansi"` or `"rgb_array"`), `routes` (> 1:
-    braid mazes with exactly that many simple routes, each rewarded; `info["route"]` says
-    which was taken) and `route_lengths` (`equal` or `short_common`).
+    The maze source: `maze_spec`, a `mazerl.envs.spec.MazeSpec` (the one a training run
+    builds from its `maze` settings), or its fields as keywords: `size`, `height`, `width`,
+    `generator` (`dfs`, `prim`, `kruskal`, `wilson`), `start_goal` (`corners`, `random`,
+    `farthest`), `layout` (shipped name, file path, collection or a `Maze` object), `routes`
+    (> 1: braid mazes with exactly that many simple routes, each rewarded; `info["route"]`
+    says which was taken) and `route_lengths` (`equal` or `short_common`). Then
+    `allow_revisits`, `max_steps` (a positive int; None: the default above) and `render_mode`
+    (`"ansi"` or `"rgb_array"`).
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(
         self,
-        size: int = 5,
-        height: int | None = None,
-        width: int | None = None,
-        generator: str = "prim",
-        start_goal: str = "corners",
-        layout: str | None = None,
+        maze_spec: MazeSpec | None = None,
+        *,
         allow_revisits: bool = False,
         max_steps: int | None = None,
         render_mode: str | None = None,
-        routes: int = 1,
-        route_lengths: str = "equal",
+        **maze_fields,
     ) -> None:
-        self.maze_spec = MazeSpec(
-            size, height, width, generator, start_goal, layout, routes, route_lengths
-        )
+        if maze_spec is not None and not isinstance(maze_spec, MazeSpec):
+            raise TypeError(f"maze_spec must be a MazeSpec, got {maze_spec!r}")
+        if maze_spec is not None and maze_fields:
+            raise ValueError(
+                f"give maze_spec or its fields ({', '.join(maze_fields)}), not both: "
+                "dataclasses.replace(maze_spec, ...) changes a spec"
+            )
+        self.maze_spec = maze_spec if maze_spec is not None else MazeSpec(**maze_fields)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
         self.render_mode = render_mode

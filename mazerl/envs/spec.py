@@ -1,13 +1,24 @@
-"""`MazeSpec`: one description of where mazes come from, used by the env, the vector env, the
-trainer's maze config and the evaluation sets; `MazeConfig`: the `maze` settings that give it."""
+"""`MazeSpec`: the one description of where mazes come from, used by the env, the vector env,
+the trainer, the base model and the evaluation sets; `MazeConfig`: the `maze` settings, its
+fields and two RL settings (`allow_revisits`, `pool_size`)."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from functools import cached_property
 
 import numpy as np
 
 from mazerl.core.errors import ConfigError
-from mazerl.core.settings import FLAG, NATURAL, TEXT, number, one_of, optional, registered, setting
+from mazerl.core.settings import (
+    FLAG,
+    NATURAL,
+    TEXT,
+    number,
+    one_of,
+    optional,
+    registered,
+    setting,
+    settings_of,
+)
 from mazerl.core.streams import rng
 from mazerl.envs import generators, layouts
 from mazerl.envs.braid import LENGTH_PROFILES, braid
@@ -18,14 +29,22 @@ BRAID_ATTEMPTS = 200
 CELLS = number(MIN_CELLS, MAX_CELLS, integer=True, unit="cells")
 
 
-@dataclass
-class MazeConfig:
-    """The `maze` section: training mazes (and the `id` evaluation set), made a `MazeSpec` by
-    `maze_spec`."""
+@dataclass(frozen=True)
+class MazeSpec:
+    """Where mazes come from: the one description of a maze source, built once from the
+    settings (`MazeSpec.of(cfg.maze)`) and given to the env, the batched stepper, the
+    training mazes, the base model, the evaluation sets and their caches.
 
-    size: int = setting(
-        5, CELLS, "cells per side of the training mazes (the grid is 2*size+1 square)"
-    )
+    Either a `layout` (a collection: shipped name, file, directory, glob or collection file;
+    in the env also a `Maze`), drawn uniformly, or a `generator` run on a `height x width`
+    cell lattice with a start/goal `start_goal` placement. `size` sets both sides when
+    `height`/`width` are not given. `routes` > 1 makes braid mazes with exactly that many
+    simple routes (`route_lengths`: equal or short_common), or requires a layout's mazes to
+    have exactly that many (unless a maze declares its own `routes: K`). Each field is also a
+    setting of the `maze` section (`MazeConfig`), with its rule and description.
+    """
+
+    size: int = setting(5, CELLS, "cells per side of the mazes (the grid is 2*size+1 square)")
     height: int | None = setting(
         None, optional(CELLS), "rectangular mazes: cells down (null: size)"
     )
@@ -47,42 +66,28 @@ class MazeConfig:
         optional(TEXT),
         "a shipped layout name, or a layout file, directory or glob (no generator)",
     )
-    allow_revisits: bool = setting(
-        False, FLAG, "true: any wall-free walk to the goal counts (the released MaxRL rule)"
-    )
     routes: int = setting(
         1,
         number(1, 8, integer=True),
         "exactly this many simple start-goal routes (> 1: braid mazes)",
     )
     route_lengths: str = setting(
-        "equal", one_of("equal", "short_common"), "braid mazes: equal or short_common route lengths"
-    )
-    pool_size: int = setting(
-        0, NATURAL, "0: fresh mazes every iteration; N: a fixed pool of N training mazes"
+        "equal", one_of(*LENGTH_PROFILES), "braid mazes: equal or short_common route lengths"
     )
 
+    @classmethod
+    def of(cls, settings) -> "MazeSpec":
+        """The spec of a `maze` config section (or any object with these fields as attributes:
+        a `MazeConfig`, parsed command-line options); its other fields, such as
+        `allow_revisits`, are not the source's."""
+        return cls(**{f.name: getattr(settings, f.name) for f in fields(cls)})
 
-@dataclass(frozen=True)
-class MazeSpec:
-    """A distribution over mazes.
-
-    Either a `layout` (a collection: shipped name, file, directory, glob or collection file;
-    or a `Maze`), drawn uniformly, or a `generator` run on a
-    `height x width` cell lattice with a start/goal `start_goal` placement. `size` sets both
-    sides when `height`/`width` are not given. `routes` > 1 makes braid mazes with exactly
-    that many simple routes (`route_lengths`: equal or short_common), or requires a layout's
-    mazes to have exactly that many (unless a maze declares its own `routes: K`).
-    """
-
-    size: int = 5
-    height: int | None = None
-    width: int | None = None
-    generator: str = "prim"
-    start_goal: str = "corners"
-    layout: "str | Maze | None" = None
-    routes: int = 1
-    route_lengths: str = "equal"
+    def settings(self) -> dict:
+        """The fields as the `maze` section holds them (cache keys; a `Maze` layout by name)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        if isinstance(self.layout, Maze):
+            out["layout"] = self.layout.name
+        return out
 
     def __post_init__(self) -> None:
         if not 1 <= self.routes <= 8:
@@ -148,6 +153,19 @@ class MazeSpec:
         return f"{self.generator} mazes of {h}x{w} cells ({self.start_goal} start/goal)"
 
 
+@dataclass
+class MazeConfig(settings_of(MazeSpec)):
+    """The `maze` section: the fields of `MazeSpec` (where the mazes come from, each with its
+    rule and description) and two RL settings; `MazeSpec.of` makes the spec of it."""
+
+    allow_revisits: bool = setting(
+        False, FLAG, "true: any wall-free walk to the goal counts (the released MaxRL rule)"
+    )
+    pool_size: int = setting(
+        0, NATURAL, "0: fresh mazes every iteration; N: a fixed pool of N training mazes"
+    )
+
+
 def lattice_cells(shape: tuple[int, int]) -> tuple[int, int] | None:
     """The `(height, width)` in cells whose generated mazes have grids of `shape` (odd sides
     2 * cells + 1, cells in the generators' range), or None when no generator makes it."""
@@ -156,51 +174,52 @@ def lattice_cells(shape: tuple[int, int]) -> tuple[int, int] | None:
     return cells if odd and all(MIN_CELLS <= c <= MAX_CELLS for c in cells) else None
 
 
-def maze_spec(
-    maze_cfg, size_delta: int = 0, generator: str | None = None, start_goal: str | None = None
+def variant(
+    spec: MazeSpec, size_delta: int = 0, generator: str | None = None, start_goal: str | None = None
 ) -> MazeSpec:
-    """The `MazeSpec` of a `maze` config section, optionally larger or from another generator
-    or placement. In a layout run such a variant is generated mazes at the cell size of the
+    """`spec` larger by `size_delta` cells a side, or from another generator or placement (an
+    evaluation set's variant). A layout's variant is generated mazes at the cell size of the
     layout's grid (`lattice_cells`); a `ConfigError` when no generator makes that grid."""
-    variant = bool(size_delta or generator or start_goal)
-    if maze_cfg.layout is not None:
-        pool = MazeSpec(
-            layout=maze_cfg.layout, routes=maze_cfg.routes, route_lengths=maze_cfg.route_lengths
-        )
-        if not variant:
-            return pool
-        cells = lattice_cells(pool.grid_shape)
+    if not (size_delta or generator or start_goal):
+        return spec
+    if spec.layout is not None:
+        cells = lattice_cells(spec.grid_shape)
         if cells is None:
-            h, w = pool.grid_shape
+            h, w = spec.grid_shape
             raise ConfigError(
-                f"maze.layout={maze_cfg.layout}: its {h}x{w} grid is not one a generator makes "
+                f"maze.layout={spec.layout}: its {h}x{w} grid is not one a generator makes "
                 "(odd sides, 2 * cells + 1), so it has no larger or other-generator variant"
             )
         h, w = cells
     else:
-        h, w = maze_cfg.height or maze_cfg.size, maze_cfg.width or maze_cfg.size
+        h, w = spec.cells
     return MazeSpec(
         height=h + size_delta,
         width=w + size_delta,
-        generator=generator or maze_cfg.generator,
-        start_goal=start_goal or maze_cfg.start_goal,
-        routes=maze_cfg.routes,
-        route_lengths=maze_cfg.route_lengths,
+        generator=generator or spec.generator,
+        start_goal=start_goal or spec.start_goal,
+        routes=spec.routes,
+        route_lengths=spec.route_lengths,
     )
 
 
-def eval_set_spec(maze_cfg, set_cfg) -> MazeSpec | None:
-    """The mazes of an evaluation set config: its own `layout` collection, else like the
-    training mazes with the set's variants (`maze_spec`); None when the set varies a layout
-    run's generator (size_delta, generator, start_goal) but no generator makes the layout's
-    grid: such a set is skipped."""
+def eval_set_spec(spec: MazeSpec, set_cfg) -> MazeSpec | None:
+    """The mazes of an evaluation set config in a run on `spec`: its own `layout` collection,
+    else the training mazes with the set's variants (`variant`); None when the set varies a
+    layout run's generator (size_delta, generator, start_goal) but no generator makes the
+    layout's grid: such a set is skipped."""
     if set_cfg.layout is not None:
-        return MazeSpec(layout=set_cfg.layout, routes=maze_cfg.routes)
-    variant = bool(set_cfg.size_delta or set_cfg.generator or set_cfg.start_goal)
-    layout_run = maze_cfg.layout is not None
-    if variant and layout_run and lattice_cells(maze_spec(maze_cfg).grid_shape) is None:
+        return MazeSpec(layout=set_cfg.layout, routes=spec.routes)
+    varies = bool(set_cfg.size_delta or set_cfg.generator or set_cfg.start_goal)
+    if varies and spec.layout is not None and lattice_cells(spec.grid_shape) is None:
         return None
-    return maze_spec(maze_cfg, set_cfg.size_delta, set_cfg.generator, set_cfg.start_goal)
+    return variant(spec, set_cfg.size_delta, set_cfg.generator, set_cfg.start_goal)
+
+
+def base_spec(spec: MazeSpec) -> MazeSpec:
+    """The mazes a run's base model learns from: the run's generated mazes with one route
+    (perfect mazes, also for braid runs), or a layout run's collection as it is."""
+    return spec if spec.layout is not None else replace(spec, routes=1)
 
 
 def sample_mazes(spec: MazeSpec, count: int, excluded: set[bytes], *keys: int) -> list[Maze]:

@@ -49,10 +49,11 @@ def _set_maze(spec: MazeSpec, seed: int, name: str, i: int) -> Maze:
     return spec.sample(np.random.default_rng([seed, STREAM_EVAL, zlib.crc32(name.encode()), i]))
 
 
-def build_sets(maze_cfg, eval_cfg, log: Callable[[str], None] = print) -> list[EvalSet]:
-    """The configured evaluation sets. A set with a `layout` is every maze of that collection.
-    Otherwise maze i of set S is drawn from `default_rng([eval.seed, STREAM_EVAL, crc32(S), i])`,
-    independent of the run seed, like the training mazes (`maze_spec`); in a layout run a set
+def build_sets(spec: MazeSpec, eval_cfg, log: Callable[[str], None] = print) -> list[EvalSet]:
+    """The configured evaluation sets of a run on the mazes of `spec`. A set with a `layout` is
+    every maze of that collection. Otherwise maze i of set S is drawn from the training spec's
+    variant (`eval_set_spec`) with `default_rng([eval.seed, STREAM_EVAL, crc32(S), i])`,
+    independent of the run seed, like the training mazes; in a layout run a set
     without variants (size_delta, generator, start_goal) is the training collection itself,
     and sets with variants are skipped, with a note, when no generator makes its grid.
 
@@ -69,19 +70,19 @@ def build_sets(maze_cfg, eval_cfg, log: Callable[[str], None] = print) -> list[E
     """
     sets, skipped = [], []
     for s in eval_cfg.sets:
-        spec = eval_set_spec(maze_cfg, s)
-        if spec is None:
+        set_spec = eval_set_spec(spec, s)
+        if set_spec is None:
             skipped.append(s.name)
-        elif spec.collection is not None:
-            sets.append(EvalSet(s.name, list(spec.collection)))
+        elif set_spec.collection is not None:
+            sets.append(EvalSet(s.name, list(set_spec.collection)))
         else:
-            mazes = [_set_maze(spec, eval_cfg.seed, s.name, i) for i in range(s.num_mazes)]
+            mazes = [_set_maze(set_spec, eval_cfg.seed, s.name, i) for i in range(s.num_mazes)]
             sets.append(EvalSet(s.name, mazes))
     if skipped:
         log(
             f"note: evaluation set(s) {', '.join(skipped)} skipped: they vary the training "
             f"generator (size_delta, generator, start_goal), and no generator makes the grid of "
-            f"maze.layout={maze_cfg.layout}; give them a layout to keep them"
+            f"maze.layout={spec.layout}; give them a layout to keep them"
         )
     if not sets:
         raise ConfigError("eval.sets: no evaluation set left; add one, e.g. {name: id}")

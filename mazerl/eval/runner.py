@@ -12,38 +12,39 @@ from torch.utils.tensorboard import SummaryWriter
 from mazerl.core.config import to_container
 from mazerl.core.files import cached_pickle, config_hash, locked, write_json_atomic
 from mazerl.core.streams import STREAM_EVAL_SAMPLING, torch_generator
-from mazerl.envs.spec import MazeConfig
+from mazerl.envs.spec import MazeConfig, MazeSpec, base_spec
 from mazerl.eval.config import EvalConfig
 from mazerl.eval.dashboard import tb_tag
 from mazerl.eval.evaluate import EvalSet, build_sets, evaluate_set, excluded_keys, scalars
 from mazerl.eval.routes import eval_route_metrics
 
 
-def cached_sets(maze, eval, cache_dir: Path, log=print) -> list[EvalSet]:
-    """`build_sets`, stored once per maze config, evaluation sets and seed under `cache_dir`
-    (`sets_<hash>.pkl`), so the jobs of a sweep build them once: 1,536 5x5-cell braid mazes
-    take minutes (rare_routes), 2,048 perfect ones about a second. Parallel jobs wait on a
-    file lock. Runs that read layout files build their sets directly (a file can change)."""
-    if maze.get("layout") or any(s.get("layout") for s in eval.sets):
-        return build_sets(maze, eval, log)
-    key = config_hash(to_container(maze), to_container(eval.sets), eval.seed)
+def cached_sets(spec: MazeSpec, eval, cache_dir: Path, log=print) -> list[EvalSet]:
+    """`build_sets` of a run on the mazes of `spec`, stored once per maze spec, evaluation
+    sets and seed under `cache_dir` (`sets_<hash>.pkl`), so the jobs of a sweep build them
+    once: 1,536 5x5-cell braid mazes take minutes (rare_routes), 2,048 perfect ones about a
+    second. Parallel jobs wait on a file lock. Runs that read layout files build their sets
+    directly (a file can change)."""
+    if spec.layout is not None or any(s.get("layout") for s in eval.sets):
+        return build_sets(spec, eval, log)
+    key = config_hash(spec.settings(), to_container(eval.sets), eval.seed)
     return cached_pickle(
-        Path(cache_dir) / f"sets_{key}.pkl", lambda: build_sets(maze, eval, log), log
+        Path(cache_dir) / f"sets_{key}.pkl", lambda: build_sets(spec, eval, log), log
     )
 
 
-def held_out_keys(maze, eval, count: int, cache_dir: Path, log=print) -> set[bytes]:
+def held_out_keys(spec: MazeSpec, eval, count: int, cache_dir: Path, log=print) -> set[bytes]:
     """What a base model never sees: the keys of the first `count` mazes of each generated
-    evaluation set (at least the set's own), drawn as the base model's perfect mazes (one
-    route), so that runs whose evaluation sets differ only in size (the main job's 64 mazes a
-    set, the studies' 1,024 and 512) key one base model. A layout run's sets, as they are."""
-    if maze.get("layout"):
-        return excluded_keys(cached_sets(maze, eval, cache_dir, log))
-    maze, eval = copy.deepcopy(maze), copy.deepcopy(eval)
-    maze.routes = 1  # the base model learns perfect mazes (`base_spec`)
+    evaluation set (at least the set's own), drawn as the base model's perfect mazes
+    (`base_spec`: one route), so that runs whose evaluation sets differ only in size (the
+    main job's 64 mazes a set, the studies' 1,024 and 512) key one base model. A layout run's
+    sets, as they are."""
+    if spec.layout is not None:
+        return excluded_keys(cached_sets(spec, eval, cache_dir, log))
+    eval = copy.deepcopy(eval)
     for s in eval.sets:
         s.num_mazes = max(s.num_mazes, count)
-    return excluded_keys(cached_sets(maze, eval, cache_dir, log))
+    return excluded_keys(cached_sets(base_spec(spec), eval, cache_dir, log))
 
 
 def evaluate_all(

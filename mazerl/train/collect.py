@@ -78,6 +78,13 @@ class TrainingMazes:
             return self._fresh(count, it, rounds)
         return self._cached_block(count, it // self.block)[it % self.block]
 
+    def prepare(self, count: int, it: int) -> None:
+        """Read (or make and store) the cached block that holds iteration `it`'s `count` fresh
+        mazes, so that `draw(count, it, 0)` then reads no file and takes no lock: the loop
+        calls it before the training step (`mazerl.train.step`), which does no I/O."""
+        if not self.pool and self.cache_dir is not None:
+            self._cached_block(count, it // self.block)
+
     def _fresh(self, count: int, it: int, rounds: int) -> list[Maze]:
         keys = (self.seed, STREAM_TRAIN_MAZES, it, rounds)
         return sample_mazes(self.spec, count, self.excluded, *keys)

@@ -31,7 +31,7 @@ from mazerl.core.device import cpu_info, select_device, setup
 from mazerl.core.errors import UserError
 from mazerl.core.files import LockHeld, locked, write_json_atomic
 from mazerl.core.provenance import code_identity
-from mazerl.envs.spec import maze_spec
+from mazerl.envs.spec import MazeSpec
 from mazerl.eval.dashboard import (
     headline_ks,
     hparams_metrics,
@@ -131,25 +131,25 @@ def _set_up(cfg: DictConfig, out: Path) -> Run:
     algo, focal = AlgoConfig(**cfg.algo), FocalConfig(**cfg.focal)
     progress = Progress(progress_mode(cfg.logger), cfg.train.log_every)
     cpu, code = cpu_info(), dict(code_identity())
+    spec = MazeSpec.of(cfg.maze)  # the run's one maze source: sets, training mazes, base model
     progress.log(
         config_summary(
-            out, device, threads, maze_spec(cfg.maze).describe(), cpu, code, algo=algo,
+            out, device, threads, spec.describe(), cpu, code, algo=algo,
             focal=focal, train=cfg.train, maze=cfg.maze, policy=cfg.policy, seed=cfg.seed,
         )
     )  # fmt: skip
     cache = cache_root(cfg.base.cache_dir)
-    sets = cached_sets(cfg.maze, cfg.eval, cache / "eval_sets", progress.log)
+    sets = cached_sets(spec, cfg.eval, cache / "eval_sets", progress.log)
     total = iterations_for(cfg.train)
     mazes = TrainingMazes(
-        maze_spec(cfg.maze), cfg.maze.pool_size, excluded_keys(sets), cfg.seed, progress.log,
+        spec, cfg.maze.pool_size, excluded_keys(sets), cfg.seed, progress.log,
         cache_dir=cache / "train_mazes", block=min(TRAIN_BLOCK, total),
     )  # fmt: skip
-    held_out = held_out_keys(
-        cfg.maze, cfg.eval, cfg.base.held_out, cache / "eval_sets", progress.log
-    )
+    held_out = held_out_keys(spec, cfg.eval, cfg.base.held_out, cache / "eval_sets", progress.log)
     base, base_dir, base_origin = obtain_base(
-        held_out, device, progress.log, maze=cfg.maze, policy=cfg.policy, base=cfg.base
-    )
+        spec, held_out, device, progress.log, allow_revisits=cfg.maze.allow_revisits,
+        policy=cfg.policy, base=cfg.base,
+    )  # fmt: skip
     base_eval = BaseEvaluation.load_or_run(
         base_dir, base, sets, device, progress.log,
         maze=cfg.maze, eval=cfg.eval, weights=base_origin["sha256"],
@@ -222,6 +222,7 @@ def _iterate(run: Run, writer: SummaryWriter) -> dict[str, float]:
     try:
         for it in range(start, total):
             step = it + 1
+            run.mazes.prepare(t.num_prompts, it)  # a block of cached mazes: the step reads none
             t0 = time.time()
             batch = run.step.collect(run.learner, run.mazes, it)
             t_rollout = time.time() - t0

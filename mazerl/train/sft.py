@@ -13,7 +13,6 @@ evaluation config.
 """
 
 import copy
-import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -29,7 +28,7 @@ from mazerl.core.errors import CheckpointError, ConfigError
 from mazerl.core.files import config_hash, locked
 from mazerl.core.streams import STREAM_PROBE, STREAM_SFT, rng, torch_generator
 from mazerl.envs.maze import Maze
-from mazerl.envs.spec import MazeConfig, MazeSpec, maze_spec, sample_mazes
+from mazerl.envs.spec import MazeSpec, base_spec, sample_mazes
 from mazerl.policy import PolicyConfig, build_policy
 from mazerl.policy.base import SequencePolicy
 from mazerl.policy.tokens import encode
@@ -130,39 +129,39 @@ def load_base(
     return policy.eval(), ckpt
 
 
-def base_spec(maze_cfg) -> MazeSpec:
-    """The mazes the base model learns from: the run's generated mazes with one route
-    (perfect mazes, also for braid runs), or a layout run's collection as it is."""
-    spec = maze_spec(maze_cfg)
-    return spec if spec.collection is not None else dataclasses.replace(spec, routes=1)
-
-
 def obtain_base(
+    spec: MazeSpec,
     held_out: set[bytes],
     device: torch.device,
     log: Callable[[str], None] = print,
     *,
-    maze: MazeConfig,
+    allow_revisits: bool,
     policy: PolicyConfig,
     base: BaseConfig,
 ) -> tuple[SequencePolicy, Path, dict]:
-    """The base policy of a run's `maze`, `policy` and `base` config sections: `base.path`,
-    the bank (`mazerl.train.bank`, per `base.bank`), the cache (under
-    `cache_root(base.cache_dir)`), or trained now (and cached).
-    It learns from the run's maze config with one route (perfect mazes), also for braid runs,
-    whose longer routes thereby start rare; `held_out` mazes (`held_out_keys`: evaluation
+    """The base policy of a run on the mazes of `spec` (with `maze.allow_revisits`) and its
+    `policy` and `base` config sections: `base.path`, the bank (`mazerl.train.bank`, per
+    `base.bank`), the cache (under `cache_root(base.cache_dir)`), or trained now (and cached).
+    It learns from the run's mazes with one route (`base_spec`: perfect mazes), also for braid
+    runs, whose longer routes thereby start rare; `held_out` mazes (`held_out_keys`: evaluation
     mazes) are never shown.
 
     A layout run's base model learns from the layout collection itself (a layout has no
     generator to draw more mazes from), evaluation mazes of the collection included.
 
-    The resolved `maze` (less RL-only keys), `policy` and `base` sections, and a layout's
-    mazes, key the cache. Returns the base policy, the folder where its evaluations are
-    stored, and where the weights came from: `{"source": bank | cache | trained | path, "key",
-    "sha256"}` (the cache key and the checkpoint file's sha256: runs that started from the
-    same base model show the same sha256; `base.path` adds `"path"`, the file)."""
-    parts = {"maze": to_container(maze), "policy": to_container(policy), "base": to_container(base)}
-    spec, pool, excluded = base_spec(maze), [], held_out
+    The spec's settings and `allow_revisits` (less the RL-only routes: the same key as the
+    `maze` section less `routes`, `route_lengths` and `pool_size`), the resolved `policy` and
+    `base` sections, and a layout's mazes, key the cache. Returns the base policy, the folder
+    where its evaluations are stored, and where the weights came from: `{"source": bank |
+    cache | trained | path, "key", "sha256"}` (the cache key and the checkpoint file's sha256:
+    runs that started from the same base model show the same sha256; `base.path` adds
+    `"path"`, the file)."""
+    parts = {
+        "maze": {**spec.settings(), "allow_revisits": allow_revisits},
+        "policy": to_container(policy),
+        "base": to_container(base),
+    }
+    spec, pool, excluded = base_spec(spec), [], held_out
     if spec.collection is not None:
         pool = sorted({m.key for m in spec.collection})
         excluded = excluded - set(pool)
@@ -177,7 +176,7 @@ def obtain_base(
     not_key = ("path", "cache_dir", "bank", "held_out")  # held_out acts through `excluded`
     key_base = {k: v for k, v in parts["base"].items() if k not in not_key}
     # RL-only settings: the base model learns from perfect mazes of the same size
-    rl_only = ("pool_size", "routes", "route_lengths")
+    rl_only = ("routes", "route_lengths")
     key_maze = {k: v for k, v in parts["maze"].items() if k not in rl_only}
     layout_key = [pool] if pool else []  # generated runs keep their cache keys
     key = config_hash(key_maze, parts["policy"], key_base, sorted(excluded), *layout_key)
@@ -212,7 +211,7 @@ def obtain_base(
                 model,
                 spec,
                 base,
-                allow_revisits=maze.allow_revisits,
+                allow_revisits=allow_revisits,
                 excluded=excluded,
                 device=device,
                 log=log,
