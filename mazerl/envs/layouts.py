@@ -206,8 +206,17 @@ def read_file(path: Path, routes: int = 1) -> list[Maze | LayoutError]:
 
 
 def parse_file(path: Path, routes: int) -> tuple[Maze | LayoutError, ...]:
-    """One layout file's mazes, each parsed or its rejection (`read_file` caches it; named
-    as given in messages)."""
+    """One layout file's mazes, each parsed or its rejection (`read_file` caches it).
+
+    Args:
+        path: the layout file, named as given in messages.
+        routes: the exact number of simple start-goal paths required of a maze whose block
+            declares none (`maze.routes`).
+
+    Returns:
+        One entry per maze block of the file, in order: the `Maze`, or the `LayoutError`
+        that rejects it (an unreadable file: one error).
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:

@@ -58,7 +58,7 @@ def build_sets(spec: MazeSpec, eval_cfg, log: Callable[[str], None] = print) -> 
     and sets with variants are skipped, with a note, when no generator makes its grid.
 
     Args:
-        maze_cfg: the run's `maze` settings (`MazeConfig`).
+        spec: the run's maze source (`MazeSpec.of(cfg.maze)`).
         eval_cfg: the `eval` settings (`EvalConfig`): `sets` and `seed`.
         log: prints the note about skipped sets.
 
