@@ -1,6 +1,7 @@
 """The extending guide's four additions (an estimator with a parameter, a maze generator, an
 evaluation metric, a policy), each one file taken from `docs/guide/extending.md`, written into a
-copy of the package: nothing else is edited, the contract tests find and pass them, and a
+copy of the package: nothing else is edited, the in-tree estimator and policy are options
+without a YAML (`algo=NAME`, `policy=NAME`), the contract tests find and pass them, and a
 two-iteration training uses them, the new metric in `metrics.json` and TensorBoard."""
 
 import os
@@ -39,10 +40,25 @@ def test_the_guides_additions_pass_the_contract_tests_and_train(tmp_path):
     (copy / "tests").mkdir()
     for name in ("conftest.py", "test_contracts.py"):
         shutil.copy(ROOT / "tests" / name, copy / "tests" / name)
-    for path, text in guide_files().items():
-        assert not (copy / path).exists()
-        (copy / path).write_text(text)
+    files = guide_files()
     env = {**os.environ, "PYTHONPATH": str(copy)}
+    for path, text in files.items():
+        assert not (copy / path).exists()
+        if path.endswith(".py"):
+            (copy / path).write_text(text)
+    # an in-tree estimator and policy are options without a YAML: GRPO's settings with the
+    # estimator at its defaults, the policy's config class's defaults
+    out = run_app(
+        "mazerl.apps.train", "--cfg", "job", "algo=std_floor", "policy=mlp", cwd=tmp_path, env=env
+    )
+    assert out.returncode == 0, out.stderr
+    job = yaml.safe_load(out.stdout)
+    assert (job["algo"]["name"], job["algo"]["advantage"]) == ("std_floor", "std_floor")
+    assert job["algo"]["advantage_kwargs"] == {}
+    assert job["policy"] == {"name": "mlp", "sees_position": False, "hidden": 64, "depth": 2}
+    for path, text in files.items():
+        if path.endswith(".yaml"):
+            (copy / path).write_text(text)
     found = subprocess.run(
         [sys.executable, "-c", "import mazerl; print(mazerl.__file__)"],
         capture_output=True,
