@@ -320,7 +320,17 @@ def _paths(tree, prefix: str) -> list[str]:
     return found
 
 
+# the last config `validate` passed in this process, (schema, its values unresolved)
+_passed: list[tuple[type, Any]] = []
+
+
 def validate(cfg: DictConfig, schema: type = Config) -> None:
     """Check every value a user can get wrong, before any work starts: each field with its
-    rule, then the constraints between fields (`check_between`)."""
+    rule, then the constraints between fields (`check_between`). A config equal to the last
+    one that passed in this process is not checked again (the launcher checks a single run's
+    config before Hydra runs the task, which validates what it is given: once, not twice)."""
+    values = (schema, OmegaConf.to_container(cfg, resolve=False))
+    if values in _passed:
+        return
     check_section(schema, cfg)
+    _passed[:] = [values]
