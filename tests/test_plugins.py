@@ -165,7 +165,12 @@ def test_a_plugin_policy_and_generator_train_two_iterations(tmp_path):
     assert (m["hparams"]["policy"], m["hparams"]["generator"]) == ("toy_mlp", "toy_binary_tree")
     # the toy policy's own weights, at the width given on the command line (2 x 6 inputs)
     state = checkpoint.load(run / "checkpoints" / "ckpt_0000002.pt")
-    assert state["policy_config"] == {"name": "toy_mlp", "sees_position": False, "width": 6}
+    assert state["policy_config"] == {
+        "name": "toy_mlp",
+        "sees_position": False,
+        "hidden": 64,
+        "width": 6,
+    }
     assert tuple(state["policy_state"]["head.weight"].shape) == (5, 12)
     # the training (4 mazes x 2 iterations) and evaluation (4) mazes came from the generator
     calls = (plugins / "generator.log").read_text().split()

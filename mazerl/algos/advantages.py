@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import torch
 
-from mazerl.algos.config import ADVANTAGES
+from mazerl.algos.config import ADVANTAGES, REWARD_TRANSFORMS  # noqa: F401  (the API)
 from mazerl.core.errors import ConfigError
 
 AdvantageFn = Callable[..., torch.Tensor]

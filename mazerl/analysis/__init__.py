@@ -6,7 +6,24 @@ tables, figures. `mazerl-summarize` is a thin command over `summarize`.
     summarize(Path("experiments/runs/maze_group_sweep"))  # summary.md, summary.csv, figures
 """
 
-from mazerl.analysis.report import summarize
-from mazerl.analysis.runs import Run, find_runs, load_sweep, per_maze_values
+import importlib
+
+# the names below -> their modules (imported on first use: `mazerl.analysis.folders` loads
+# without pandas, scipy or matplotlib)
+LAZY = {
+    "summarize": "report",
+    "Run": "runs",
+    "find_runs": "runs",
+    "load_sweep": "runs",
+    "per_maze_values": "runs",
+}
+
+
+def __getattr__(name: str):
+    """A name of `LAZY`, on its first use."""
+    if name not in LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{LAZY[name]}"), name)
+
 
 __all__ = ["Run", "find_runs", "load_sweep", "per_maze_values", "summarize"]

@@ -15,6 +15,7 @@ from mazerl.analysis.figures import (
     plot_maze,
     plot_routes,
 )
+from mazerl.analysis.folders import check_folders
 from mazerl.analysis.leaderboard import (
     board_markdown,
     board_rows,
@@ -28,7 +29,6 @@ from mazerl.analysis.leaderboard import (
 from mazerl.analysis.power import power_markdown
 from mazerl.analysis.runs import Run, agree, at_step, config_value, evaluations, find_runs
 from mazerl.analysis.tables import aggregate, markdown, paired_comparisons, write_csv
-from mazerl.core.errors import UserError
 from mazerl.core.provenance import code_identity, short_code
 
 
@@ -44,18 +44,8 @@ def summarize(*folders: Path, out: Path | None = None, step: int | None = None) 
     (`at_step`): longer runs count as ended there, runs without it as unfinished. Runs of
     several folders are matched as `gather` says."""
     folders = tuple(Path(f) for f in folders)
-    for folder in folders:
-        if not folder.is_dir():
-            raise UserError(f"sweep dir {folder} does not exist")
-    if out is None and len(folders) > 1:
-        raise UserError("several sweep dirs: name the folder for the summary with --out DIR")
-    out = Path(out) if out is not None else folders[0]
-    if step is not None and step < 0:
-        raise UserError(f"--at-step {step}: must be a step >= 0 at which the runs evaluated")
+    out = check_folders(folders, out, step)
     runs, notes = gather(folders, step)
-    if not runs:
-        where = ", ".join(map(str, folders))
-        raise UserError(f"no runs under {where} (looked for folders with a .hydra/ config)")
     runs, placement = place(runs, step)
     out.mkdir(parents=True, exist_ok=True)
     command = shlex.join(["mazerl-summarize", *map(str, folders)])

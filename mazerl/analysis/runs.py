@@ -22,6 +22,7 @@ import pandas as pd
 import yaml
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+from mazerl.analysis.folders import run_dirs
 from mazerl.eval.passk import exact_pass_at_k, pass_at_k
 from mazerl.train.run_state import read_metrics
 
@@ -67,8 +68,8 @@ def _parse_override(item: str) -> tuple[str, str]:
 def find_runs(sweep: Path) -> list[Run]:
     """Every run under `sweep` (folders holding `.hydra/`), in path order."""
     runs = []
-    for hydra_dir in sorted(sweep.rglob(".hydra")):
-        path = hydra_dir.parent
+    for path in run_dirs(sweep):
+        hydra_dir = path / ".hydra"
         try:
             items = yaml.safe_load((hydra_dir / "overrides.yaml").read_text()) or []
         except (OSError, yaml.YAMLError):

@@ -18,7 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from omegaconf import MISSING, DictConfig, ListConfig, OmegaConf
-from omegaconf.errors import ConfigAttributeError, ConfigKeyError, ValidationError
+from omegaconf.errors import (
+    ConfigAttributeError,
+    ConfigKeyError,
+    OmegaConfBaseException,
+    ValidationError,
+)
 
 from mazerl.algos import AlgoConfig, FocalConfig, estimator_method, estimator_methods
 from mazerl.categorical.config import CategoricalConfig
@@ -210,11 +215,15 @@ TYPE_WORDS = {"Integer": "an integer", "Float": "a number", "Boolean": "true or 
 
 def composition_error(e: Exception) -> str:
     """Hydra's error for a command line it cannot compose (an unknown key or option, a value
-    of the wrong type, a sweep without -m, a syntax error) as one line naming the key and the
-    nearest valid keys or options, or what the setting accepts."""
+    of the wrong type, a sweep without -m, a syntax error) or for a config file it cannot
+    merge (a preset, a group option or a config file of your own with a bad key or value) as
+    one line naming the key (and the file) and the nearest valid keys or options, or what the
+    setting accepts. It reads what the exceptions carry: `MissingConfigException`'s options,
+    `OverrideParseException`'s override, the OmegaConf error Hydra raised from (its key,
+    value, node and config class) and the file being merged (`failed_file`)."""
     from hydra.errors import MissingConfigException, OverrideParseException
 
-    cause = e.__cause__
+    cause = e.__cause__ or e.__context__
     first = str(e).splitlines()[0]
     if isinstance(e, MissingConfigException) and e.missing_cfg_file and e.options:
         group, _, option = e.missing_cfg_file.rpartition("/")
@@ -223,6 +232,14 @@ def composition_error(e: Exception) -> str:
         return f"unknown option {group}={option}{hint} (options: {', '.join(e.options)})"
     if isinstance(e, OverrideParseException):
         return f"cannot parse {e.override!r}: {e.message.splitlines()[0]}"
+    source = failed_file(e)
+    if source is not None and isinstance(cause, OmegaConfBaseException) and cause.key is not None:
+        path, content = source
+        key = _key_in(content, cause.full_key) or cause.full_key
+        if isinstance(cause, ValidationError):
+            return f"{path}: {_value_error(cause, key, cause.value)}"
+        prefix = key.rpartition(".")[0] + "." if "." in key else ""  # of the node
+        return f"{path}: {unknown_key(key, prefix, cause.parent_node)}"
     if first.startswith("Could not append to config. An item is already at '"):
         key = first.split("'")[1]
         return f"{key} is already a setting: override it as {key}=VALUE, without +"
@@ -244,20 +261,77 @@ def composition_error(e: Exception) -> str:
     if isinstance(cause, ValidationError) and cause.full_key:
         key = re.sub(r"\[(\d+)\]", r".\1", cause.full_key)
         value = first.split("=", 1)[1] if first.startswith("Error merging override") else "?"
-        rule = rule_of(cause.object_type, cause.key)
-        found = re.search(r"converted to (\w+)", str(cause))
-        kind = TYPE_WORDS.get(found.group(1), "") if found else ""
-        if rule is not None:
-            words = rule.words()
-            if kind and not words.startswith(("a ", "an ", "true")):
-                words = f"{kind} {words}"
-            return f"{key} must be {words}, got {value}"
-        return f"{key}: {str(cause).splitlines()[0]}"
+        return _value_error(cause, key, value)
     detail = f": {str(cause).splitlines()[0]}" if cause is not None else ""
     return first + detail
 
 
+def _value_error(cause: ValidationError, key: str, value) -> str:
+    """`key must be <its rule's words>, got value`, for a value OmegaConf could not convert
+    to the field's type (`cause`)."""
+    rule = rule_of(cause.object_type, cause.key)
+    found = re.search(r"converted to (\w+)", str(cause))
+    kind = TYPE_WORDS.get(found.group(1), "") if found else ""
+    if rule is None:
+        return f"{key}: {str(cause).splitlines()[0]}"
+    words = rule.words()
+    if kind and not words.startswith(("a ", "an ", "true")):
+        words = f"{kind} {words}"
+    return f"{key} must be {words}, got {value}"
+
+
+def failed_file(e: Exception) -> tuple[Path, Any] | None:
+    """The config file whose merge raised `e` (Hydra's `ConfigCompositionException`, raised
+    from the OmegaConf error) and its content as loaded (placed at its package, from the
+    root); None for an error not raised merging a file.
+    Hydra's exception carries the file only in its traceback, in the frame of
+    `ConfigLoaderImpl._compose_config_from_defaults_list` (`default`, `loaded`): a test pins
+    this to the installed Hydra."""
+    tb = e.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_name == "_compose_config_from_defaults_list":
+            default, loaded = frame.f_locals.get("default"), frame.f_locals.get("loaded")
+            if loaded is None or not str(loaded.path).startswith("file://"):
+                return None
+            folder = Path(loaded.path.removeprefix("file://"))
+            return folder / f"{default.config_path}.yaml", loaded.config
+        tb = tb.tb_next
+    return None
+
+
+def _key_in(content, key: str) -> str | None:
+    """The dotted key (list items as .i.) of the file's setting OmegaConf names `key`: its
+    full key, or the key within a list item's section."""
+    tree = OmegaConf.to_container(content, resolve=False) if OmegaConf.is_config(content) else {}
+    for found in _paths(tree, ""):
+        if found == key or found.endswith(f".{key}"):
+            return found
+    return None
+
+
+def _paths(tree, prefix: str) -> list[str]:
+    """Every dotted key of a nested dict or list, sections before their keys."""
+    items = enumerate(tree) if isinstance(tree, list) else tree.items()
+    found = []
+    for k, v in items:
+        found.append(f"{prefix}{k}")
+        if isinstance(v, dict | list):
+            found += _paths(v, f"{prefix}{k}.")
+    return found
+
+
+# the last config `validate` passed in this process, (schema, its values unresolved)
+_passed: list[tuple[type, Any]] = []
+
+
 def validate(cfg: DictConfig, schema: type = Config) -> None:
     """Check every value a user can get wrong, before any work starts: each field with its
-    rule, then the constraints between fields (`check_between`)."""
+    rule, then the constraints between fields (`check_between`). A config equal to the last
+    one that passed in this process is not checked again (the launcher checks a single run's
+    config before Hydra runs the task, which validates what it is given: once, not twice)."""
+    values = (schema, OmegaConf.to_container(cfg, resolve=False))
+    if values in _passed:
+        return
     check_section(schema, cfg)
+    _passed[:] = [values]

@@ -34,7 +34,10 @@ def main(argv: list[str] | None = None) -> None:
         help="read every run as it stood at its evaluation at STEP (longer runs end there)",
     )
     args = ap.parse_args(argv)
-    from mazerl.analysis import summarize  # matplotlib, scipy: loaded after argument parsing
+    from mazerl.analysis.folders import check_folders
+
+    check_folders(tuple(args.sweep_dir), args.out, args.at_step)  # before the heavy imports
+    from mazerl.analysis import summarize  # pandas, scipy, matplotlib
 
     print(summarize(*args.sweep_dir, out=args.out, step=args.at_step), end="")
 

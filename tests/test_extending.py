@@ -1,0 +1,124 @@
+"""The extending guide's four additions (an estimator with a parameter, a maze generator, an
+evaluation metric, a policy), each one file taken from `docs/guide/extending.md`, written into a
+copy of the package: nothing else is edited, the in-tree estimator and policy are options
+without a YAML (`algo=NAME`, `policy=NAME`), the contract tests find and pass them, and a
+two-iteration training uses them, the new metric in `metrics.json` and TensorBoard."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+import yaml
+from conftest import ROOT, metrics, run_app, scalars
+from test_plugins import TINY
+
+GUIDE = ROOT / "docs" / "guide" / "extending.md"
+# a code block of the guide whose first line names its file in the package
+BLOCK = re.compile(r"```(?:python|yaml)\n# (mazerl/[\w/]+\.(?:py|yaml))\n(.*?)```", re.DOTALL)
+
+
+def guide_files() -> dict[str, str]:
+    """Path in the repository -> content, for each file the guide shows (the whole block)."""
+    return {path: f"# {path}\n{body}" for path, body in BLOCK.findall(GUIDE.read_text())}
+
+
+def test_the_guide_shows_each_addition_as_one_file_and_at_most_one_yaml():
+    files = guide_files()
+    modules = sorted(p for p in files if p.endswith(".py"))
+    assert [p.split("/")[1] for p in modules] == ["algos", "envs", "eval", "policy"]
+    assert [p for p in files if p.endswith(".yaml")] == ["mazerl/conf/algo/std_floor.yaml"]
+    assert all(not (ROOT / p).exists() for p in files)  # new files, not edits
+
+
+def test_the_guides_additions_pass_the_contract_tests_and_train(tmp_path):
+    copy = tmp_path / "repo"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(ROOT / "mazerl", copy / "mazerl", ignore=ignore)
+    (copy / "tests").mkdir()
+    for name in ("conftest.py", "test_contracts.py"):
+        shutil.copy(ROOT / "tests" / name, copy / "tests" / name)
+    files = guide_files()
+    env = {**os.environ, "PYTHONPATH": str(copy)}
+    for path, text in files.items():
+        assert not (copy / path).exists()
+        if path.endswith(".py"):
+            (copy / path).write_text(text)
+    # an in-tree estimator and policy are options without a YAML: GRPO's settings with the
+    # estimator at its defaults, the policy's config class's defaults
+    out = run_app(
+        "mazerl.apps.train", "--cfg", "job", "algo=std_floor", "policy=mlp", cwd=tmp_path, env=env
+    )
+    assert out.returncode == 0, out.stderr
+    job = yaml.safe_load(out.stdout)
+    assert (job["algo"]["name"], job["algo"]["advantage"]) == ("std_floor", "std_floor")
+    assert job["algo"]["advantage_kwargs"] == {}
+    assert job["policy"] == {"name": "mlp", "sees_position": False, "hidden": 64, "depth": 2}
+    for path, text in files.items():
+        if path.endswith(".yaml"):
+            (copy / path).write_text(text)
+    found = subprocess.run(
+        [sys.executable, "-c", "import mazerl; print(mazerl.__file__)"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,  # not the repository: `python -c` puts its folder first on the path
+        env=env,
+        check=True,
+    )
+    assert found.stdout.strip() == str(copy / "mazerl" / "__init__.py")
+
+    # the contract tests take the names from the registries: each new part is tested
+    selected = "mlp or binary_tree or std_floor or majority"
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA", "-k", selected],
+        cwd=copy,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    found = re.findall(r"^PASSED tests/test_contracts.py::(\w+)\[(.*)\]$", out.stdout, re.M)
+    passed = sorted(found)
+    assert passed == [
+        ("test_estimator_shape_finite_equivariant_and_all_equal_groups", "std_floor"),
+        ("test_generator_carves_a_spanning_tree_from_its_seed", "binary_tree"),
+        ("test_metric_is_a_real_number_of_the_set_in_sampled_metrics", "majority"),
+        ("test_policy_cached_decoding_equals_teacher_forcing", "mlp-position"),
+        ("test_policy_cached_decoding_equals_teacher_forcing", "mlp-prompt"),
+        ("test_policy_scores_what_it_sampled_and_differentiates", "mlp-position"),
+        ("test_policy_scores_what_it_sampled_and_differentiates", "mlp-prompt"),
+    ]
+
+    # two iterations with all four, the estimator's parameter from its YAML
+    run = tmp_path / "run"
+    out = run_app(
+        "mazerl.apps.train",
+        *TINY,
+        "algo=std_floor",
+        "maze.generator=binary_tree",
+        "policy=mlp",
+        "policy.depth=3",
+        f"hydra.run.dir={run}",
+        f"base.cache_dir={tmp_path / 'cache'}",
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    config = yaml.safe_load((run / ".hydra" / "config.yaml").read_text())
+    assert config["algo"]["advantage"] == "std_floor"
+    assert config["algo"]["advantage_kwargs"] == {"floor": 0.25}
+    assert config["policy"] == {"name": "mlp", "sees_position": False, "hidden": 64, "depth": 3}
+    m = metrics(run)
+    assert m["iterations"] == 2
+    assert (m["hparams"]["policy"], m["hparams"]["generator"]) == ("mlp", "binary_tree")
+    # the new metric of the one evaluation set (4 mazes: a share in quarters)
+    value = m["final"]["eval/id/majority"]
+    assert value in (0.0, 0.25, 0.5, 0.75, 1.0)
+    assert scalars(run)["eval/id/majority"][-1][1] == pytest.approx(value)
+    # the metric is 1 exactly where every maze is solved by at least half its samples:
+    # never above coverage (solved at least once), never below "every sample succeeds"
+    assert m["final"]["eval/id/coverage"] >= value

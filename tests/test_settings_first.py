@@ -1,0 +1,59 @@
+"""Settings are checked before torch loads: each mistake of the common list (issue 53) is one
+`error:` line and exit 2 with torch never imported, the list of
+`experiments/mistake_latency.py` (which times the same list as whole processes: run it with
+`--busy` for the figure with one core busy; timing is not a test). A bad key or value inside
+a preset or a config file of your own names the key and the file: `failed_file` reads the
+file from Hydra's exception, pinned here to the installed Hydra."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import ROOT
+
+from mazerl.algos import estimator_methods
+from mazerl.algos.config import ADVANTAGES
+from mazerl.core.config import CONF_DIR
+from mazerl.envs.layouts import shipped_layouts
+from mazerl.policy import POLICIES
+
+SCRIPT = ROOT / "experiments" / "mistake_latency.py"
+
+
+def expected(tmp: Path) -> dict[str, str]:
+    """Each mistake's whole stderr, its options taken from the registries and the YAMLs."""
+    algos = sorted({p.stem for p in (CONF_DIR / "algo").glob("*.yaml")} | {*estimator_methods()})
+    policies = sorted({p.stem for p in (CONF_DIR / "policy").glob("*.yaml")} | {*POLICIES.known()})
+    return {
+        "unknown_key": "unknown key train.lrr; did you mean train.lr?",
+        "wrong_type": "train.group_size must be an integer >= 2, got abc",
+        "group_size_0": "train.group_size must be >= 2, got 0",
+        "missing_layout": f"{tmp}/missing.txt: no such file, and not a shipped layout "
+        f"({', '.join(sorted(shipped_layouts()))})",
+        "unknown_algo": f"unknown option algo=nosuch (options: {', '.join(algos)})",
+        "unknown_estimator": "algo.advantage must be a registered advantage estimator "
+        f"({', '.join(ADVANTAGES.known())}), got 'nosuch'",
+        "unknown_policy": f"unknown option policy=nosuch (options: {', '.join(policies)})",
+        "preset_typo": f"{tmp}/conf/experiment/typo.yaml: unknown key train.lrr; "
+        "did you mean train.lr?",
+        "config_file_type": f"{tmp}/conf/mine.yaml: train.group_size must be an integer >= 2, "
+        "got x",
+        "empty_sweep": f"no runs under {tmp}/empty (looked for folders with a .hydra/ config)",
+    }
+
+
+def test_each_mistake_is_one_line_before_torch_loads(tmp_path):
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--in-process", "--tmp", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    results = [json.loads(line) for line in out.stdout.splitlines()]
+    lines = expected(tmp_path)
+    assert [r["name"] for r in results] == list(lines)
+    for r in results:
+        assert (r["name"], r["code"], r["stderr"]) == (r["name"], 2, f"error: {lines[r['name']]}\n")
+        assert not r["torch"], f"{r['name']}: torch was imported before the error"
