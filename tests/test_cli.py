@@ -11,7 +11,7 @@ from omegaconf import OmegaConf
 
 from mazerl.apps.help import help_page
 from mazerl.apps.schema import APP_SCHEMAS, register_configs
-from mazerl.core.config import CONF_DIR
+from mazerl.core.config import CONF_DIR, load_option
 from mazerl.core.errors import ConfigError
 from mazerl.core.provenance import short_code
 from mazerl.policy import POLICIES
@@ -96,6 +96,26 @@ def _descriptions(schema: type, values: dict, prefix: str = "") -> dict[str, str
         else:
             found |= _descriptions(rule.section(value), value, f"{key}.")
     return found
+
+
+@pytest.mark.parametrize("group", ["algo", "policy"])
+def test_an_option_read_from_its_files_is_what_hydra_composes(group):
+    """`load_option` (what `--help`, the checks and the LLM bridge read) gives, for every
+    option file of `group`, the values Hydra composes for `group=NAME`, its bases' included."""
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        for path in sorted((CONF_DIR / group).glob("*.yaml")):
+            cfg = compose("config", overrides=[f"{group}={path.stem}"])
+            composed = OmegaConf.to_container(cfg[group])
+            read = OmegaConf.to_container(load_option(group, path.stem))
+            assert read == {k: composed[k] for k in read}, path.stem
+            if group == "algo":  # GRPO's file, the base of all, writes every key
+                assert set(read) == set(composed), path.stem
+    psr = load_option("algo", "psr")  # psr <- w_reinforce <- grpo
+    assert (psr.name, psr.advantage, psr.loss) == ("psr", "w_reinforce", "clip")
+    assert psr.advantage_kwargs == {"positive_weight": 1.0, "negative_weight": 0.0}
+    paper = load_option("policy", "transformer_paper")  # over transformer's file
+    assert (paper.name, paper.hidden, paper.layers) == ("transformer", 256, 4)
 
 
 @pytest.mark.parametrize(

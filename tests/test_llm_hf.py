@@ -310,7 +310,7 @@ def test_trl_grpo_with_pkpo_is_mazerls_pkpo(warm, tmp_path):
     from trl import GRPOConfig
 
     from mazerl.algos import AlgoConfig, FocalConfig, group_advantages
-    from mazerl.core.config import CONF_DIR
+    from mazerl.core.config import load_option
     from mazerl.llm.trainer import FocalGRPOTrainer
     from mazerl.llm.verifier import maze_reward
 
@@ -322,8 +322,7 @@ def test_trl_grpo_with_pkpo_is_mazerls_pkpo(warm, tmp_path):
             self.seen.append((self._gathered_rewards.clone(), output["advantages"].clone()))
             return output
 
-    method = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "algo" / "pkpo.yaml"))
-    method.pop("defaults")
+    method = OmegaConf.to_container(load_option("algo", "pkpo"))
     method["reward_transform_kwargs"] = {"k": 2}
     group, gamma = 4, 0.5
     args = GRPOConfig(

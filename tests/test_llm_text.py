@@ -6,7 +6,7 @@ import torch
 from omegaconf import OmegaConf
 
 from mazerl.algos import REWARD_TRANSFORMS, AlgoConfig, FocalConfig, group_advantages
-from mazerl.core.config import CONF_DIR
+from mazerl.core.config import load_option
 from mazerl.core.errors import ConfigError
 from mazerl.envs.layouts import parse, to_text
 from mazerl.envs.maze import MOVE_NAMES
@@ -290,9 +290,7 @@ def test_focal_advantages_by_hand():
 
 def mazerl_method(name: str) -> AlgoConfig:
     """mazerl's own method `conf/algo/<name>.yaml` (what `mazerl-train algo=<name>` runs)."""
-    method = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "algo" / f"{name}.yaml"))
-    method.pop("defaults")
-    return AlgoConfig(**method)
+    return AlgoConfig(**OmegaConf.to_container(load_option("algo", name)))
 
 
 @pytest.mark.parametrize("transform", REWARD_TRANSFORMS.names())

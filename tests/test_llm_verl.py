@@ -22,7 +22,7 @@ import torch
 from omegaconf import OmegaConf
 
 from mazerl.apps.llm import main
-from mazerl.core.config import CONF_DIR
+from mazerl.core.config import CONF_DIR, load_option
 from mazerl.llm import verl_config
 from mazerl.llm.objective import estimator_names, focal_advantages
 from mazerl.llm.text import sequence
@@ -273,7 +273,7 @@ def method_kwargs(name: str) -> dict:
     path = CONF_DIR / "algo" / f"{name}.yaml"
     if not path.is_file():
         return {}
-    method = OmegaConf.load(path)
+    method = load_option("algo", name)
     kwargs = method.reward_transform_kwargs if method.reward_transform == name else None
     return OmegaConf.to_container(kwargs if kwargs is not None else method.advantage_kwargs)
 

@@ -13,7 +13,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from mazerl.algos.config import estimator_method, estimator_methods
 from mazerl.apps.schema import APP_SCHEMAS
-from mazerl.core.config import CONF_DIR, groups
+from mazerl.core.config import CONF_DIR, groups, load_option
 from mazerl.core.errors import ConfigError
 from mazerl.core.plugins import load_plugins
 from mazerl.core.settings import Rule
@@ -53,9 +53,7 @@ def defaults(config_name: str, argv: list[str]) -> dict:
         if not path.is_file():
             options = ", ".join(sorted(p.stem for p in path.parent.glob("*.yaml")))
             raise ConfigError(f"unknown option {group}={option} (options: {options})")
-        section = OmegaConf.load(path)
-        section.pop("defaults", None)
-        values[group] = OmegaConf.to_container(section)
+        values[group] = OmegaConf.to_container(load_option(group, option))
     own = OmegaConf.to_container(primary)
     return {**values, **{k: v for k, v in own.items() if k not in ("defaults", "hydra")}}
 

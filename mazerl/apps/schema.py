@@ -27,7 +27,7 @@ from omegaconf.errors import (
 
 from mazerl.algos import AlgoConfig, FocalConfig, estimator_method, estimator_methods
 from mazerl.categorical.config import CategoricalConfig
-from mazerl.core.config import CONF_DIR, register_resolvers
+from mazerl.core.config import CONF_DIR, load_option, register_resolvers
 from mazerl.core.device import device_setting, seed_setting, threads_setting
 from mazerl.core.errors import ConfigError, UserError, nearest
 from mazerl.core.plugins import load_plugins
@@ -160,7 +160,9 @@ def picked_policies(argv: list[str]) -> list[str]:
             continue
         for option in value.split(","):
             path = CONF_DIR / "policy" / f"{option}.yaml"
-            found.append(OmegaConf.load(path).get("name", option) if path.is_file() else option)
+            found.append(
+                load_option("policy", option).get("name", option) if path.is_file() else option
+            )
     return found
 
 

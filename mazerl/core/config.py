@@ -11,6 +11,31 @@ from omegaconf import DictConfig, OmegaConf
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 
 
+def load_option(group: str, name: str) -> DictConfig:
+    """A config group's option as Hydra composes it from files: `conf/<group>/<name>.yaml`
+    merged over the options of the same group that its defaults list names (`defaults:
+    [grpo, _self_]`), in the list's order (`_self_` last where the list leaves it out),
+    without the list. An entry of another group (`/schema/algo@_here_`, the schema the
+    config store holds) is left out.
+
+    Args:
+        group: the config group (`algo`, `policy`, ...).
+        name: the option, a `conf/<group>/<name>.yaml` (FileNotFoundError where there is none).
+
+    Returns:
+        The option's values, its bases' values under its own.
+    """
+    own = OmegaConf.load(CONF_DIR / group / f"{name}.yaml")
+    entries = [e for e in own.pop("defaults", None) or [] if isinstance(e, str) and "/" not in e]
+    if "_self_" not in entries:
+        entries.append("_self_")
+    composed = OmegaConf.create()
+    for entry in entries:
+        base = own if entry == "_self_" else load_option(group, entry)
+        composed = OmegaConf.merge(composed, base)
+    return composed
+
+
 def to_container(cfg: DictConfig) -> dict:
     """The resolved config as plain dicts and lists (for checkpoints and cache keys)."""
     return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]

@@ -18,7 +18,7 @@ import torch
 from omegaconf import OmegaConf
 
 from mazerl.algos import ADVANTAGES, REWARD_TRANSFORMS, focal_weight, success_rate
-from mazerl.core.config import CONF_DIR
+from mazerl.core.config import CONF_DIR, load_option
 from mazerl.core.errors import ConfigError
 
 
@@ -57,7 +57,7 @@ def method_parts(algo: str) -> tuple[str | None, str, dict]:
                 f"reward transform {algo!r} has no method file conf/algo/{algo}.yaml naming "
                 "the advantage estimator that follows it"
             )
-        method = OmegaConf.load(path)
+        method = load_option("algo", algo)
         return algo, method.advantage, OmegaConf.to_container(method.advantage_kwargs)
     raise ConfigError(
         f"unknown advantage estimator {algo!r}; known: {', '.join(estimator_names())}"
