@@ -12,9 +12,8 @@ import yaml
 from test_paired import fake_run
 
 from mazerl.analysis import find_runs, summarize
-from mazerl.analysis.figures import method_name
 from mazerl.analysis.leaderboard import board_rows, draw_frontier, frontier_points, measure
-from mazerl.analysis.runs import at_step, evaluations
+from mazerl.analysis.runs import at_step, evaluations, method_name
 from mazerl.analysis.tables import aggregate
 from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import UserError
