@@ -23,7 +23,7 @@ import csv
 import itertools
 import math
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -604,7 +604,7 @@ def missing_markdown(runs: list[Run], rows: list[Row]) -> list[str]:
     """The declared runs not finished, per N and method: which seeds, and why (not started,
     or the run's `problem`); one line for an N with nothing finished."""
     cells = declared_cells(runs)
-    configs = {r.method.algo: r.config for r in runs}
+    methods = {r.method.algo: r.method for r in runs}  # as their configs name them
     n_default = next((r.n for r in runs if r.n), 0)
     missing = []  # (N, method, seed, why)
     for cell in cells:
@@ -614,7 +614,9 @@ def missing_markdown(runs: list[Run], rows: list[Row]) -> list[str]:
         settings = group_settings(cell)
         n = int(next((settings[k] for k in N_KEYS if k in settings), n_default))
         algo = settings.get("algo") or (found[0].method.algo if found else "")
-        name = method_name(algo, float(settings.get("focal.gamma", 0)), configs.get(algo))
+        gamma = float(settings.get("focal.gamma", 0))
+        known = methods.get(algo)
+        name = replace(known, gamma=gamma).name if known else method_name(algo, gamma)
         missing.append(
             (n, name, cell.get("seed", "-"), found[0].problem if found else "not started")
         )
@@ -691,7 +693,7 @@ class Point:
     dy: float
 
 
-def frontier_points(rows: list[Row], x_col: str, y_col: str) -> dict[int, list[Point]]:
+def frontier_points(rows: list[Row], x_col: Metric, y_col: Metric) -> dict[int, list[Point]]:
     """`{N: [Point]}` of every row with both values."""
     out: dict[int, list[Point]] = defaultdict(list)
     for row in rows:

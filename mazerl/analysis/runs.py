@@ -47,7 +47,7 @@ class Method:
 
     @property
     def name(self) -> str:
-        """The method as papers name it (`render_label`): "GRPO", "F-GRPO γ 0.5", "PKPO (k =
+        """The method's display name (`render_label`): "GRPO", "F-GRPO γ 0.5", "PKPO (k =
         4)", "MaxRL + focal γ 0.5"."""
         return render_label(self.label or self.algo, self.gamma, self.settings)
 

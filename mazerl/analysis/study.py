@@ -1,12 +1,12 @@
 """A study's own summary sections, named by the `study.yaml` of its sweep folder.
 
 The library's summary knows no study: the tables, paired differences, convergence, power and
-leaderboard of any sweep. A study adds its own sections (a comparison with a paper's table,
+leaderboard of any sweep. A study adds its own sections (a comparison with published values,
 features of its base models, ...) by listing them in `study.yaml` beside its runs:
 
     # experiments/runs/<sweep>/study.yaml
     sections:
-      - ../../studies/paper/sections.py:beside_table4   # a file, relative to this folder
+      - ../../studies/mine/sections.py:my_section   # a file, relative to this folder
       - my_package.sections:my_section                  # or an importable module
 
 Each entry names a function `section(summary: Summary) -> list[str]`: the markdown lines it
