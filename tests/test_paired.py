@@ -191,11 +191,21 @@ def test_slope_by_hand():
     # 0.5003); seed 1 -0.0097, -0.0007, 0.0103 (mean 0.6997). Sxy = 1000 * (0.02 + 0.02),
     # Sxx = 2 * 2e6 -> beta = 1e-5 per step = +1.0 point per 1,000 steps
     assert out.value == pytest.approx(1.0)
-    # residuals yc - beta x: seed 0 (-1, 2, -1) / 3000, seed 1 (1, -2, 1) / 3000: sum of
-    # squares 12 / 9e6 on 6 - 2 - 1 = 3 df
-    half = stats.t.ppf(0.975, 3) * math.sqrt(12 / 9e6 / 3 / 4e6) * 1e5
+    # each seed's own slope: seed 0 Sxy = 1000 * 0.0200 / 2e6 = 1.00e-5, seed 1 the same
+    # (1000 * 0.0200): both +1.0, sd 0 -> the interval is the point (t on 1 df)
+    assert (out.lo, out.hi) == pytest.approx((1.0, 1.0))
+    # seeds rising 0.6 and 1.4 points per 1,000 steps: mean 1.0, sd 0.566 on 1 df
+    y = np.array([[0.500, 0.506, 0.512], [0.700, 0.714, 0.728]])
+    out = slope(steps, y)
+    half = stats.t.ppf(0.975, 1) * 0.8 / math.sqrt(2) / math.sqrt(2)  # sd = 0.8 / sqrt(2)
+    assert out.value == pytest.approx(1.0)
     assert (out.lo, out.hi) == pytest.approx((1.0 - half, 1.0 + half))
-    assert out.moving  # the interval [0.89, 1.11] excludes 0 and 1.0 > 0.5
+    assert (out.lo, out.hi) == pytest.approx((-4.08, 6.08), abs=0.01)
+    assert not out.moving  # 1 df: the interval holds zero
+    one = slope(steps, y[:1])
+    assert one.value == pytest.approx(0.6) and math.isnan(one.lo)
+    out = slope(steps, np.array([[0.490, 0.501, 0.510], [0.690, 0.699, 0.710]]))
+    assert out.moving  # the interval [1.0, 1.0] excludes 0 and 1.0 > 0.5
     flat = slope(steps, np.array([[0.5, 0.5004, 0.5003], [0.7, 0.6999, 0.7002]]))
     assert abs(flat.value) < 0.5 and not flat.moving
     assert last_third(list(range(500, 20001, 500))) == list(range(13500, 20001, 500))

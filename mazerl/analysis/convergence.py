@@ -7,10 +7,10 @@ a paired difference and the two groups it compares) is called converged only whe
 them is still moving.
 
 The rule judges the evaluation it is read at, and it is not monotone in that step: the last
-third moves with it. In maze_long, F-GRPO gamma 0.5 against GRPO at N = 8 passes when read at
-10,500 to 13,000 steps, fails at 13,500 to 15,500 (F-GRPO still rising +0.8 to +1.2 points
-per 1,000 steps) and passes again from 16,000 on. A "yes" says the result was flat over the
-last third before that step, not that it stays flat after it.
+third moves with it, so a comparison may pass at one step, fail at a later one (one method
+still rising) and pass again after that. A "yes" says the result was flat over the last third
+before that step, not that it stays flat after it (docs/concepts/convergence.md has an
+example).
 """
 
 import math

@@ -12,6 +12,7 @@ import numpy as np
 
 from mazerl.algos.tail_miss import tail_miss
 from mazerl.analysis.runs import (
+    N_KEYS,
     Run,
     eval_curve,
     eval_value,
@@ -34,7 +35,6 @@ from matplotlib.ticker import MaxNLocator
 
 FORGOTTEN = Metric("forgotten", "id", source="routes")  # routes forgotten per ID maze
 FIG6_KS = (1, 128, 1024, 2048)  # the panels of -log pass@K against N
-N_KEYS = ("train.group_size", "sim.group_size")
 
 
 class Output(NamedTuple):

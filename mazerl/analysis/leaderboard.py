@@ -23,14 +23,13 @@ import csv
 import itertools
 import math
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from mazerl.analysis.convergence import difference_slope, group_slope, settled
 from mazerl.analysis.figures import (
-    N_KEYS,
     Output,
     colours,
     footer,
@@ -41,11 +40,12 @@ from mazerl.analysis.figures import (
 )
 from mazerl.analysis.runs import (
     DISTINCT_SAMPLES,
+    N_KEYS,
     Run,
     at_step,
+    declared_method,
     distinct_routes_per_maze,
     evaluations,
-    group_settings,
     method_name,
     natural_key,
     swept_keys,
@@ -604,22 +604,17 @@ def missing_markdown(runs: list[Run], rows: list[Row]) -> list[str]:
     """The declared runs not finished, per N and method: which seeds, and why (not started,
     or the run's `problem`); one line for an N with nothing finished."""
     cells = declared_cells(runs)
-    methods = {r.method.algo: r.method for r in runs}  # as their configs name them
     n_default = next((r.n for r in runs if r.n), 0)
     missing = []  # (N, method, seed, why)
     for cell in cells:
         found = [r for r in runs if _matches(r, cell)]
         if any(r.metrics is not None for r in found):
             continue
-        settings = group_settings(cell)
-        n = int(next((settings[k] for k in N_KEYS if k in settings), n_default))
-        algo = settings.get("algo") or (found[0].method.algo if found else "")
-        gamma = float(settings.get("focal.gamma", 0))
-        known = methods.get(algo)
-        name = replace(known, gamma=gamma).name if known else method_name(algo, gamma)
+        n, method = declared_method(cell, found + runs)
         missing.append(
-            (n, name, cell.get("seed", "-"), found[0].problem if found else "not started")
-        )
+            (n or n_default, method.name, cell.get("seed", "-"),
+             found[0].problem if found else "not started")
+        )  # fmt: skip
     for r in runs:
         if r.metrics is None and not any(_matches(r, c) for c in cells):
             missing.append((r.n, r.method.name, r.seed, r.problem))

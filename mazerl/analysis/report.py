@@ -5,6 +5,7 @@ import shlex
 from dataclasses import replace
 from pathlib import Path
 
+from mazerl.analysis.claims import summarize_claims
 from mazerl.analysis.convergence import convergence, convergence_markdown, entry_settled
 from mazerl.analysis.figures import (
     Output,
@@ -37,10 +38,12 @@ def summarize(*folders: Path, out: Path | None = None, step: int | None = None) 
     leaderboard (`mazerl.analysis.leaderboard`: its section, leaderboard.csv and
     leaderboard.png; runs of the leaderboard protocol, from one folder or several, get it
     paired by bank model: `place`), then the sections the folders' `study.yaml` names
-    (`mazerl.analysis.study`); returns the markdown. summary.md names the code the runs ran at
-    (`code_line`), each figure's footer the command and the code that drew it. With `step`,
-    every run is read as it stood at that evaluation (`at_step`): longer runs count as ended
-    there, runs without it as unfinished. Runs of several folders are matched as `gather` says."""
+    (`mazerl.analysis.study`), and where the (first) folder's `study.yaml` names a claims
+    file, `claims.md` and `claims.csv` (`mazerl.analysis.claims`); returns the markdown.
+    summary.md names the code the runs ran at (`code_line`), each figure's footer the command
+    and the code that drew it. With `step`, every run is read as it stood at that evaluation
+    (`at_step`): longer runs count as ended there, runs without it as unfinished. Runs of
+    several folders are matched as `gather` says."""
     folders = tuple(Path(f) for f in folders)
     for folder in folders:
         if not folder.is_dir():
@@ -73,9 +76,9 @@ def summarize(*folders: Path, out: Path | None = None, step: int | None = None) 
     extra = notes + board_markdown(board, cols, placement)
     extra += missing_markdown(runs, board) if board else []
     summary = Summary(runs, cols, paired, trends, dest, folders)
+    extra += convergence_markdown(trends, paired) + power_markdown(paired, cols)
     for section in sections:
         extra += section(summary)
-    extra += convergence_markdown(trends, paired) + power_markdown(paired, cols)
     if rows and lacking_training_data([r for r in runs if r.metrics is not None]):
         extra += [
             "These runs have no training scalars (train.csv, or TensorBoard events, which are "
@@ -91,6 +94,7 @@ def summarize(*folders: Path, out: Path | None = None, step: int | None = None) 
     if board:
         write_board_csv(out / "leaderboard.csv", board)
         plot_board(dest, board, cols)
+    summarize_claims(folders[0], out)  # claims.md and claims.csv where a study.yaml names them
     if rows:
         if maze:
             plot_maze(dest, runs, cols)

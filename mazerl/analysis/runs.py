@@ -6,7 +6,7 @@ with its per-maze values, `train.csv` the training scalars (both committed with 
 `tb/` (not committed) its TensorBoard events, read only for what the committed files lack.
 
     from mazerl.analysis import load_sweep
-    df = load_sweep("experiments/runs/maze_long")   # one row per run and evaluation step
+    df = load_sweep("runs/my_sweep")   # one row per run and evaluation step
 """
 
 import csv
@@ -30,6 +30,7 @@ from mazerl.eval.metrics import Metric
 from mazerl.eval.passk import exact_pass_at_k, pass_at_k
 from mazerl.train.run_state import read_metrics
 
+N_KEYS = ("train.group_size", "sim.group_size")  # the settings that hold the group size N
 LABEL_FIELD = re.compile(r"\{([^{}]+)\}")  # `{gamma}`, `{advantage_kwargs.k}` in a label
 
 
@@ -438,6 +439,20 @@ def group_settings(cell: dict[str, str]) -> dict[str, str]:
                     out |= {k.rpartition("/")[2]: str(v) for k, v in choice.items()}
             out |= _flat(doc)
     return cell | out
+
+
+def declared_method(cell: dict[str, str], runs: list[Run]) -> tuple[int | None, Method]:
+    """The group size N (None: not set) and the method of a run a sweep declares by `cell`
+    (its overrides, read through `group_settings`), before any run of it exists: the algo and
+    focal.gamma the cell sets (else those of `runs`' first), the label and settings of a
+    run of that algo among `runs` where there is one, else the shipped label."""
+    settings = group_settings(cell)
+    n = next((int(settings[k]) for k in N_KEYS if k in settings), None)
+    method = method_of({}, settings)
+    if not method.algo and runs:
+        method = replace(runs[0].method, gamma=method.gamma)
+    like = next((r.method for r in runs if r.method.algo == method.algo), None)
+    return n, replace(like, gamma=method.gamma) if like else method
 
 
 def _flat(node: dict, prefix: str = "") -> dict[str, str]:

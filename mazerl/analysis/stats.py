@@ -129,25 +129,23 @@ MOVING_SLOPE = 0.5  # points per 1,000 steps: below this a trend is called flat
 
 
 def slope(steps: np.ndarray, values: np.ndarray) -> Slope:
-    """The common slope of `values[u, t]` (fractions; one row per seed) over `steps[t]`,
-    each seed with its own level (y = a_u + beta t + e), by least squares, in points per
-    1,000 steps; a t interval on U T - U - 1 degrees of freedom (nan below one). The
-    evaluations of one run are correlated in time, so the interval is if anything narrow:
-    it errs toward calling a run still moving."""
+    """The slope of `values[u, t]` (fractions; one row per unit: a seed, or a bank model
+    with its RL seed) over `steps[t]`, in points per 1,000 steps: each unit's own
+    least-squares slope (its own level), their mean, and a t interval over the units,
+    mean +- t(U - 1) sd_u / sqrt(U). The evaluations of one run are correlated in time, so
+    the units, not the evaluations, are the replicates. With one unit the interval is nan
+    (the spread between runs is not known)."""
     steps = np.asarray(steps, dtype=np.float64)
     y = np.asarray(values, dtype=np.float64)  # [U, T]
     n_units, n_steps = y.shape
     x = steps - steps.mean()  # [T]
-    yc = y - y.mean(1, keepdims=True)  # [U, T]
-    sxx = n_units * float(np.square(x).sum())
-    beta = float((yc * x).sum()) / sxx
     scale = 100 * 1000  # fraction per step -> points per 1,000 steps
-    df = n_units * n_steps - n_units - 1
-    if df < 1:
-        return Slope(beta * scale, float("nan"), float("nan"), n_steps)
-    s2 = float(np.square(yc - beta * x).sum()) / df
-    half = stats.t.ppf(0.975, df) * math.sqrt(s2 / sxx)
-    return Slope(beta * scale, (beta - half) * scale, (beta + half) * scale, n_steps)
+    per_unit = scale * (y - y.mean(1, keepdims=True)) @ x / float(np.square(x).sum())  # [U]
+    value = float(per_unit.mean())
+    if n_units < 2:
+        return Slope(value, float("nan"), float("nan"), n_steps)
+    half = stats.t.ppf(0.975, n_units - 1) * float(per_unit.std(ddof=1)) / math.sqrt(n_units)
+    return Slope(value, value - half, value + half, n_steps)
 
 
 def last_third(steps: list[int]) -> list[int]:

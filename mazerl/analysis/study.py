@@ -1,13 +1,15 @@
-"""A study's own summary sections, named by the `study.yaml` of its sweep folder.
+"""A study's `study.yaml` beside its runs, and the summary sections it names.
 
 The library's summary knows no study: the tables, paired differences, convergence, power and
-leaderboard of any sweep. A study adds its own sections (a comparison with published values,
-features of its base models, ...) by listing them in `study.yaml` beside its runs:
+leaderboard of any sweep. A study adds its claims (`mazerl.analysis.claims`) and its own
+sections (a comparison with published values, features of its base models, ...) by naming
+them in `study.yaml` in its sweep folder:
 
     # experiments/runs/<sweep>/study.yaml
+    claims: ../../studies/mine/claims.yaml          # relative to this folder
     sections:
       - ../../studies/mine/sections.py:my_section   # a file, relative to this folder
-      - my_package.sections:my_section                  # or an importable module
+      - my_package.sections:my_section              # or an importable module
 
 Each entry names a function `section(summary: Summary) -> list[str]`: the markdown lines it
 adds (none: nothing to say for these runs); it may draw figures into `summary.dest.folder`.
@@ -93,19 +95,35 @@ def load_section(entry: str, folder: Path, where: str = STUDY_FILE) -> Section:
     return section
 
 
+KEYS = ("claims", "sections")  # what a study.yaml may say
+
+
+def study_spec(folder: Path) -> dict:
+    """The `study.yaml` of sweep `folder` as a mapping (empty without one): `claims` (the
+    claims file, `mazerl.analysis.claims`) and `sections` (this module); one `UserError` line
+    where it is not YAML, not a mapping or has another key."""
+    path = Path(folder) / STUDY_FILE
+    if not path.is_file():
+        return {}
+    try:
+        doc = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as e:
+        raise UserError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
+    if not isinstance(doc, dict):
+        raise UserError(f"{path}: must be a mapping with keys {', '.join(KEYS)}")
+    unknown = sorted(set(doc) - set(KEYS))
+    if unknown:
+        raise UserError(f"{path}: unknown key {unknown[0]!r} (known: {', '.join(KEYS)})")
+    return doc
+
+
 def study_sections(folders: tuple[Path, ...]) -> list[Section]:
     """The sections the `study.yaml` of each folder names (a folder without one: none), each
     once, in the order met."""
     out: dict[Section, None] = {}
     for folder in folders:
         path = Path(folder) / STUDY_FILE
-        if not path.is_file():
-            continue
-        try:
-            doc = yaml.safe_load(path.read_text()) or {}
-        except yaml.YAMLError as e:
-            raise UserError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
-        entries = doc.get("sections", []) if isinstance(doc, dict) else None
+        entries = study_spec(folder).get("sections", [])
         if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
             raise UserError(f"{path}: 'sections' must be a list of 'file.py:function' entries")
         for entry in entries:

@@ -1,0 +1,101 @@
+"""Rewrite the write-ups' generated claims blocks from their committed claims.csv (the blocks
+between `<!-- claims:start FORMAT SELECT... -->` and `<!-- claims:end -->`,
+`mazerl.analysis.claims.fill_blocks`), and README's findings rows (between
+`<!-- findings:start -->` and `<!-- findings:end -->`, where README has them) from the decisive
+study's claims.csv; tests/test_claims.py fails while they differ.
+
+    python experiments/fill_claims.py              # every write-up of WRITE_UPS, and README
+    python experiments/fill_claims.py docs/results/decisive.md experiments/runs/decisive/claims.csv
+"""
+
+import argparse
+import re
+from pathlib import Path
+
+from mazerl.analysis.claims import fill_blocks, interval, read_claims_csv, signed
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = Path("experiments") / "runs"
+WRITE_UPS = {  # a write-up -> the claims.csv its blocks come from (paths from the repository)
+    Path("docs/results/decisive.md"): RUNS / "decisive" / "claims.csv",
+    Path("docs/results/maze-long.md"): RUNS / "maze_long" / "claims.csv",
+    Path("docs/results/group-sweep.md"): RUNS / "maze_group_sweep" / "claims.csv",
+    Path("docs/results/leaderboard.md"): RUNS / "methods" / "claims.csv",
+    Path("docs/results/rare-routes.md"): RUNS / "rare_routes" / "claims.csv",
+}
+README = Path("README.md")
+FINDINGS_CSV = RUNS / "decisive" / "claims.csv"
+FINDINGS_LINK = "docs/results/decisive.md#the-papers-claims"
+# README's findings: (the paper's claim, whose table it is where no reference is in claims.csv,
+# the N = 32 cell's claims, the N = 8 cell's claims); a cell's claim is (id, what it is, or "")
+FINDINGS = (
+    ("F-GRPO γ 0.5 beats GRPO", "", [("n32-gamma05-grpo", "")],
+     [("n8-gamma05-grpo-nozero", "AdamW's zero-gradient steps skipped"),
+      ("n8-gamma05-grpo", "with them")]),
+    ("F-GRPO γ 1.0 beats GRPO", "", [("n32-gamma1-grpo", "")], [("n8-gamma1-grpo", "")]),
+    ("MaxRL ≥ PKPO", "MaxRL's table", [("n32-maxrl-pkpo", "")], [("n8-maxrl-pkpo", "")]),
+    ("Pass@k Training > GRPO", "MaxRL's table", [("n32-passk-grpo", "")],
+     [("n8-passk-grpo", "")]),
+)  # fmt: skip
+FINDINGS_BLOCK = re.compile(r"(<!-- findings:start -->\n)(.*?)(<!-- findings:end -->)", re.S)
+
+
+def finding_cell(row: dict[str, str], what: str) -> str:
+    """One claim in a findings cell: its two verdicts, then its numbers (from claims.csv)."""
+    verdicts = f"direction **{row['direction']}**"
+    if row["magnitude"]:
+        verdicts += f", magnitude **{row['magnitude']}**"
+    numbers = f"{signed(row['estimate'])} {interval(row['lo'], row['hi'])}"
+    if row["reference_kind"] == "single run":
+        numbers += f", one run {interval(row['pi_lo'], row['pi_hi'])}"
+    return f"{what + ': ' if what else ''}{verdicts}: {row['a']} - {row['b']} {numbers}"
+
+
+def findings_rows(rows: list[dict[str, str]]) -> list[str]:
+    """README's findings table (header and one row per `FINDINGS` entry) from the decisive
+    study's claims.csv `rows`: each cell the claims' computed verdicts and numbers."""
+    by_id = {r["claim"]: r for r in rows}
+    lines = ["| the paper's claim | at N = 32 | at N = 8 |", "|---|---|---|"]
+    for label, source, n32, n8 in FINDINGS:
+        refs = [by_id[c]["reference"] for c, _ in (n32[0], n8[-1]) if by_id[c]["reference"]]
+        note = f"paper: {', '.join(signed(r) for r in refs)}" if refs else source
+        cells = ["; ".join(finding_cell(by_id[c], what) for c, what in cell) for cell in (n32, n8)]
+        lines.append(f"| [{label}]({FINDINGS_LINK}) ({note}) | {cells[0]}. | {cells[1]}. |")
+    return lines
+
+
+def fill_findings(text: str, rows: list[dict[str, str]]) -> str:
+    """`text` with the rows between `<!-- findings:start -->` and `<!-- findings:end -->`
+    rewritten by `findings_rows`; unchanged where it has no such markers."""
+    body = "\n".join(findings_rows(rows)) + "\n"
+    return FINDINGS_BLOCK.sub(lambda m: m.group(1) + body + m.group(3), text)
+
+
+def rewrite(doc: Path, new: str, old: str) -> None:
+    if new != old:
+        doc.write_text(new)
+    print(f"{doc}: {'rewritten' if new != old else 'already up to date'}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("doc", type=Path, nargs="?", help="a markdown file with claims blocks")
+    ap.add_argument("claims", type=Path, nargs="?", help="the claims.csv the blocks come from")
+    args = ap.parse_args()
+    if (args.doc is None) != (args.claims is None):
+        raise SystemExit("error: give both DOC and CLAIMS, or neither (every write-up)")
+    every = {ROOT / doc: ROOT / claims for doc, claims in WRITE_UPS.items()}
+    pairs = {args.doc: args.claims} if args.doc else every
+    for path in [*pairs, *pairs.values()]:
+        if not path.is_file():
+            raise SystemExit(f"error: {path}: no such file")
+    for doc, claims in pairs.items():
+        text = doc.read_text()
+        rewrite(doc, fill_blocks(text, read_claims_csv(claims)), text)
+    if args.doc is None and (ROOT / README).is_file():
+        text = (ROOT / README).read_text()
+        rewrite(ROOT / README, fill_findings(text, read_claims_csv(ROOT / FINDINGS_CSV)), text)
+
+
+if __name__ == "__main__":
+    main()
