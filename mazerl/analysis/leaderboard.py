@@ -8,7 +8,7 @@ varies `algo` over `MIN_METHODS` or more values.
     from mazerl.analysis import find_runs
     from mazerl.analysis.leaderboard import board_rows, measure
     from mazerl.analysis.tables import aggregate
-    runs = find_runs(Path("experiments/runs/methods"))
+    runs = find_runs(Path("runs/my_methods"))
     rows = measure(board_rows(runs), aggregate(runs)[0])  # Row.values, .diffs, .converged
 
 Runs that choose a leaderboard cell (`cell=n32`, conf/cell/) are paired by the bank model they
@@ -295,8 +295,7 @@ def _crossed(pairs: list[tuple[Run, Run]], placement: Placement) -> list[str]:
 def one_update(run: Run) -> bool:
     """The run made one optimizer step per batch (train.ppo_epochs = train.minibatches = 1):
     its ratio rho is 1 at every update, and a method acting through rho (Clip-Cov: its PPO
-    clip opened to [0, 2] never binds, and its covariance detach touched 2e-5 (N = 32) to 8e-5
-    (N = 8) of the tokens in the methods study; KL-Cov: |log rho| = 0) is GRPO."""
+    clip opened to [0, 2] never binds; KL-Cov: |log rho| = 0) is GRPO."""
     epochs, minibatches = run.setting("train.ppo_epochs"), run.setting("train.minibatches")
     return (epochs or 1) == 1 and (minibatches or 1) == 1
 
