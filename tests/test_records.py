@@ -5,6 +5,7 @@ the methods' own configs, and a study's sections named by its study.yaml."""
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -162,9 +163,30 @@ def test_a_study_yaml_names_sections_and_bad_entries_are_one_line(tmp_path):
         with pytest.raises(UserError, match=why) as e:
             summarize(sweep)
         assert str(sweep / "study.yaml") in str(e.value) and "\n" not in str(e.value)
+    (sweep / "study.yaml").write_text("section:\n  - ../mine.py:runs_seen\n")  # a typo
+    with pytest.raises(UserError, match="unknown key 'section' \\(known: claims, sections\\)"):
+        summarize(sweep)
 
 
 def test_the_library_holds_no_study():
     text = "\n".join(p.read_text() for p in (ROOT / "mazerl" / "analysis").glob("*.py"))
-    for word in ("paper", "table 4", "decisive", "issue"):
-        assert word not in text.lower(), word
+    folders = [p.name for p in (ROOT / "experiments" / "runs").iterdir() if p.is_dir()]
+    folders += [p.name for p in (ROOT / "experiments" / "studies").iterdir() if p.is_dir()]
+    studies = [name for name in folders if not name.isalpha()]  # maze_long, prompts64, ...
+    assert len(studies) >= 8  # (plain words such as "methods" or "bank" say nothing)
+    for word in ("table 4", "issue", "paper", "decisive", *studies):
+        assert word.lower() not in text.lower(), word
+    assert not re.search(r"#\d{2,}", text)  # no issue number
+
+
+def test_only_the_record_reads_metric_names_and_configs():
+    """Outside runs.py (the record) and mazerl/eval/metrics.py (the names), no analysis
+    module takes a metric name apart or reads a setting from a saved config."""
+    takes_apart = re.compile(r"""split\(["'][/@]["']|partition\(["'][/@]["']|["']@["']""")
+    reads_config = re.compile(r"""\.config\b|\[["']focal|["']focal\.gamma["']\)|["']gamma["']\)""")
+    for path in sorted((ROOT / "mazerl" / "analysis").glob("*.py")):
+        if path.name == "runs.py":
+            continue
+        for i, line in enumerate(path.read_text().splitlines(), 1):
+            assert not takes_apart.search(line), f"{path.name}:{i}: {line.strip()}"
+            assert not reads_config.search(line), f"{path.name}:{i}: {line.strip()}"
