@@ -43,7 +43,7 @@ def common_steps(runs: list[Run], col: Metric | str) -> list[int]:
     return sorted(set.intersection(*sets)) if sets else []
 
 
-def group_slope(runs: list[Run], col: str) -> Slope | None:
+def group_slope(runs: list[Run], col: Metric) -> Slope | None:
     """The slope of `col` over the last third of the runs' common evaluations (one row per
     seed); None with fewer than two evaluations."""
     steps = common_steps(runs, col)
@@ -53,7 +53,7 @@ def group_slope(runs: list[Run], col: str) -> Slope | None:
     return slope(np.array(tail), np.array([values_at(r, col, tail) for r in runs]))
 
 
-def difference_slope(pairs: list[tuple[Run, Run]], col: str) -> Slope | None:
+def difference_slope(pairs: list[tuple[Run, Run]], col: Metric) -> Slope | None:
     """The slope of the per-seed difference (run minus reference) of `col`."""
     steps = common_steps([r for p in pairs for r in p], col)
     if len(steps) < 2:

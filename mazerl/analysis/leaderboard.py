@@ -320,7 +320,7 @@ def route_columns(rows: list[Row], sets: list[str]) -> dict[str, list[Metric]]:
     return out
 
 
-def row_value(row: Row, col: str) -> tuple[float, int]:
+def row_value(row: Row, col: Metric) -> tuple[float, int]:
     """Mean of `col` over the row's seeds, and their count: final values of its runs, or for
     the base model the base value of each seed (one base model per seed, or one for all)."""
     if row.kind == "base":
@@ -493,7 +493,7 @@ def _cross_lines(rows: list[Row]) -> list[str]:
     ]
 
 
-def _diff_cell(row: Row, col: str, scale: float, digits: int) -> str:
+def _diff_cell(row: Row, col: Metric, scale: float, digits: int) -> str:
     if row.kind == "reference":
         return "reference"
     if row.kind == "as grpo":
