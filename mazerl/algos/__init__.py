@@ -35,6 +35,7 @@ LAZY = {
     "estimator": "advantages",
     "AGGREGATIONS": "losses",
     "POLICY_LOSSES": "losses",
+    "on_policy_loss": "losses",
     "surrogate": "losses",
     "focal_weight": "focal",
     "success_rate": "focal",

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mazerl.algos import on_policy_loss  # every loss registered
 from mazerl.analysis.convergence import difference_slope, group_slope, settled
 from mazerl.analysis.figures import (
     Output,
@@ -59,7 +60,6 @@ MIN_METHODS = 3  # distinct `algo` values that make a sweep a leaderboard
 BOARD_KS = (1, 256, 2048)  # pass@k columns
 DIFF_KS = (1, 256)  # pass@k compared with GRPO (and judged for convergence)
 REFERENCE = ("grpo", 0.0)  # (algo, focal gamma) every method is compared with
-RATIO_METHODS = ("clip_cov", "kl_cov")  # act through rho only: GRPO at one update per batch
 ROUTE_METRICS = (("expected_distinct", DISTINCT_SAMPLES), ("rare_mass", None))  # (family, k)
 METHOD_KEYS = ("algo", "focal.gamma", *N_KEYS, "seed")  # any other swept key splits rows
 # ... but these: a config group naming a row's N or method, or where and how a run ran
@@ -77,13 +77,13 @@ FRONTIER_NOTE = (
 @dataclass
 class Row:
     """One line of the board at group size `n`: a method (`kind` "method", "reference" for
-    GRPO at gamma 0, or "as grpo" for a `RATIO_METHODS` method run at one update per batch:
-    shown, not compared) with its finished `runs`, the GRPO runs at `n` (`reference`) and the
-    pairs (GRPO run, run) of the seeds both finished; or the base model (`kind` "base", `runs` the
-    finished runs at `n`, whose base models it averages). Pairs are by seed, or on the
-    protocol by bank model; `crossed` names the pairs whose two runs ran on different kinds of
-    CPU. `measure` fills `values` {column: (mean, seeds)}, `diffs` {column: PairedDiff} and
-    `converged` {set: yes/no/n/a}."""
+    GRPO at gamma 0, or "as grpo" for a method acting through the ratio only (`on_ratio`) run
+    at one update per batch: shown, not compared) with its finished `runs`, the GRPO runs at
+    `n` (`reference`) and the pairs (GRPO run, run) of the seeds both finished; or the base
+    model (`kind` "base", `runs` the finished runs at `n`, whose base models it averages).
+    Pairs are by seed, or on the protocol by bank model; `crossed` names the pairs whose two
+    runs ran on different kinds of CPU. `measure` fills `values` {column: (mean, seeds)},
+    `diffs` {column: PairedDiff} and `converged` {set: yes/no/n/a}."""
 
     n: int
     name: str
@@ -274,7 +274,7 @@ def board_rows(runs: list[Run], placement: Placement | None = None) -> list[Row]
             name = members[0].method.name
             name = ", ".join([name, *(f"{k}={v}" for k, v in zip(rest, values, strict=True))])
             kind = "reference" if (algo, gamma) == REFERENCE else "method"
-            kind = "as grpo" if algo in RATIO_METHODS and one_update(members[0]) else kind
+            kind = "as grpo" if on_ratio(members[0]) and one_update(members[0]) else kind
             rows.append(Row(n, name, kind, algo, gamma, members, reference, pairs))
             rows[-1].crossed = _crossed(pairs, placement) if placement else []
     return rows
@@ -290,6 +290,13 @@ def _crossed(pairs: list[tuple[Run, Run]], placement: Placement) -> list[str]:
             unit = placement.units[b.path]
             out.append(f"{unit} ({_machine_text(mb)} against GRPO's {_machine_text(ma)})")
     return out
+
+
+def on_ratio(run: Run) -> bool:
+    """The run's loss acts through the ratio only: at one update per batch it is another
+    loss (its declaration, `on_policy_loss`; Clip-Cov and KL-Cov: GRPO's clip)."""
+    loss = run.method.loss
+    return loss is not None and on_policy_loss(loss) != loss
 
 
 def one_update(run: Run) -> bool:

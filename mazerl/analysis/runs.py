@@ -52,6 +52,12 @@ class Method:
         4)", "MaxRL + focal γ 0.5"."""
         return render_label(self.label or self.algo, self.gamma, self.settings)
 
+    @property
+    def loss(self) -> str | None:
+        """Its policy loss (`algo.loss`; None where the config does not say)."""
+        loss = self.settings.get("loss")
+        return None if loss is None else str(loss)
+
 
 def render_label(template: str, gamma: float, settings: dict | None = None) -> str:
     """A method's label (`AlgoConfig.label`) at focal exponent `gamma`: the `[...]` parts kept
