@@ -23,10 +23,10 @@ def finished_at(sweep: Path, n: int, step: int) -> dict[tuple[str, str], tuple]:
     sweep's runs at group size n (the sha256 from a finished run's `metrics.json`)."""
     runs = {}
     for run in find_runs(sweep):
-        if run.config.get("train", {}).get("group_size") == n:
+        if run.n == n:
             read = at_step(run, step)
             if read.metrics is not None:
-                base = (run.metrics or {}).get("base_model", {}).get("sha256")
+                base = run.origin.sha256
                 runs[run.overrides.get("method"), run.overrides.get("seed")] = (read, base)
     return runs
 

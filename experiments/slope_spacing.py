@@ -45,7 +45,7 @@ def verdicts(sweep: Path, step: int) -> dict[str, str]:
     paired = paired_comparisons(runs, cols)
     trends = convergence(runs, cols, paired)
     out = {
-        label: settled(s for c, s in slopes.items() if c.split("/")[1] == "id")
+        label: settled(s for c, s in slopes.items() if c.set == "id")
         for label, slopes in trends["groups"].items()
     }
     for i, e in enumerate(paired):

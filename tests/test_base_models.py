@@ -1,4 +1,5 @@
-"""What in a base model decides the gain (mazerl.analysis.base_models): the features of a
+"""What in a base model decides the gain (the bank study's section,
+experiments/studies/bank/sections.py): the features of a
 per-maze p distribution by hand and by enumeration, least squares by hand and on data with a
 known slope, the policy entropy of a policy whose distribution is known, and the summary
 section from fabricated runs of fabricated bank models."""
@@ -6,6 +7,7 @@ section from fabricated runs of fabricated bank models."""
 import itertools
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,22 +16,19 @@ from scipy import stats
 from test_paired import fake_run
 
 from mazerl.analysis import summarize
-from mazerl.analysis.base_models import (
-    FEATURES,
-    bank_study,
-    base_models_markdown,
-    least_squares,
-    mean_entropy,
-    p_features,
-    plot_base_models,
-    tail_loss,
-)
 from mazerl.analysis.figures import Output
 from mazerl.analysis.runs import at_step, find_runs
+from mazerl.analysis.study import load_module
 from mazerl.envs.spec import MazeSpec
 from mazerl.policy import build_policy
 from mazerl.policy.gru import GruConfig
 from mazerl.train.bank import BANK_DIR, INDEX
+
+SECTIONS = Path(__file__).parents[1] / "experiments" / "studies" / "bank" / "sections.py"
+bank = load_module(SECTIONS)
+FEATURES, bank_study, markdown_of = bank.FEATURES, bank.bank_study, bank.base_models_markdown
+least_squares, mean_entropy, p_features = bank.least_squares, bank.mean_entropy, bank.p_features
+plot_base_models, tail_loss = bank.plot_base_models, bank.tail_loss
 
 
 def tail_miss_by_enumeration(n: int, p: float, tau: float) -> float:
@@ -148,7 +147,7 @@ def test_gains_per_bank_model_against_the_features(tmp_path):
     # read at an evaluation step (`--at-step`): the bank models are still known
     at_20 = bank_study([at_step(r, 20) for r in find_runs(sweep)], features)
     assert at_20.gains[("F-GRPO γ 0.5", 8)] == pytest.approx(study.gains[("F-GRPO γ 0.5", 8)])
-    lines = base_models_markdown(study)
+    lines = markdown_of(study)
     row = next(x for x in lines if x.startswith("| F-GRPO γ 0.5 | 8 |"))
     cells = [x.strip() for x in row.strip("|").split("|")]
     # p-value: t = rho sqrt((n - 2) / (1 - rho^2)) = 3.576 on 3 df, two-sided: 0.037
@@ -165,8 +164,10 @@ def test_gains_per_bank_model_against_the_features(tmp_path):
 
 def test_the_section_says_when_there_are_too_few_bank_models(tmp_path, monkeypatch):
     features = fake_bank(tmp_path / "bank", [0.04, 0.01])
-    monkeypatch.setattr("mazerl.analysis.base_models.BANK_DIR", features.parent)
+    monkeypatch.setattr(bank, "BANK_DIR", features.parent)
     sweep = bank_sweep(tmp_path / "sweep", [0.06, 0.04])
+    assert "## What in a base model decides the gain" not in summarize(sweep)  # not its study
+    (sweep / "study.yaml").write_text(f"sections:\n  - {SECTIONS}:base_models\n")
     text = summarize(sweep)
     assert "## What in a base model decides the gain" in text
     assert "2 bank model(s): a regression needs at least 3." in text

@@ -5,7 +5,6 @@ per-maze files; every write-up's generated blocks against its committed claims.c
 (experiments/fill_claims.py's WRITE_UPS), and README's findings rows."""
 
 import csv
-import importlib.util
 import itertools
 import json
 import math
@@ -26,8 +25,8 @@ from mazerl.analysis.claims import (
     study_claims,
     summarize_claims,
 )
-from mazerl.analysis.paper import table4_gain
 from mazerl.analysis.stats import paired_difference
+from mazerl.analysis.study import load_module
 from mazerl.analysis.verdicts import ALPHA
 from mazerl.core.errors import UserError
 
@@ -36,20 +35,9 @@ RUNS = ROOT / "experiments" / "runs"
 DECISIVE = RUNS / "decisive"
 CLAIMS_YAML = ROOT / "experiments" / "studies" / "decisive" / "claims.yaml"
 WRITE_UP = ROOT / "docs" / "results" / "decisive.md"
-STUDIES = sorted(p.parent for p in RUNS.glob("*/study.yaml"))  # the sweeps that name claims
-
-
-def load_fill_claims():
-    """experiments/fill_claims.py as a module (experiments/ is no package)."""
-    spec = importlib.util.spec_from_file_location(
-        "fill_claims", ROOT / "experiments" / "fill_claims.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-FILL = load_fill_claims()
+table4_gain = load_module(ROOT / "experiments" / "studies" / "paper" / "sections.py").table4_gain
+STUDIES = sorted(p.parent for p in RUNS.glob("*/study.yaml") if study_claims(p.parent))
+FILL = load_module(ROOT / "experiments" / "fill_claims.py")  # experiments/ is no package
 
 
 def fake_run(root: Path, method: str, seed: int, n: int, exact_p, step: int = 100) -> Path:

@@ -12,12 +12,12 @@ import yaml
 from test_paired import fake_run
 
 from mazerl.analysis import find_runs, summarize
-from mazerl.analysis.figures import method_name
 from mazerl.analysis.leaderboard import board_rows, draw_frontier, frontier_points, measure
-from mazerl.analysis.runs import at_step, evaluations
+from mazerl.analysis.runs import at_step, evaluations, method_name
 from mazerl.analysis.tables import aggregate
 from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import UserError
+from mazerl.eval.metric_names import Metric
 
 T2 = 4.302652729749462  # t(0.975) on 2 degrees of freedom
 T1 = 12.706204736174694  # on 1
@@ -101,7 +101,9 @@ def test_focal_variants_are_compared_with_grpo_at_gamma_0(tmp_path):
     assert line(rows, "| 8 | F-GRPO γ 0.5")[6] == "+30.0 [+30.0, +30.0]"
     runs = find_runs(sweep)
     rows = measure(board_rows(runs), aggregate(runs)[0])
-    points = frontier_points(rows, "eval/id/exact_pass@256", "eval/id/exact_pass@1")
+    points = frontier_points(
+        rows, Metric.of("eval/id/exact_pass@256"), Metric.of("eval/id/exact_pass@1")
+    )
     fig, axes = draw_frontier(points, "pass@256", "pass@1")
     colour = {c.get_label(): c.lines[0].get_color() for c in axes[0][0].containers}
     face = {c.get_label(): c.lines[0].get_markerfacecolor() for c in axes[0][0].containers}
@@ -159,7 +161,9 @@ def test_the_frontier_has_one_point_per_method_with_the_paired_crosses(tmp_path)
     assert not (sweep / "leaderboard_routes.png").exists()  # no braid mazes
     runs = find_runs(sweep)
     rows = measure(board_rows(runs), aggregate(runs)[0])
-    points = frontier_points(rows, "eval/id/exact_pass@256", "eval/id/exact_pass@1")
+    points = frontier_points(
+        rows, Metric.of("eval/id/exact_pass@256"), Metric.of("eval/id/exact_pass@1")
+    )
     assert list(points) == [8]
     by_name = {p.name: p for p in points[8]}
     assert set(by_name) == {"base model", "GRPO", "MaxRL", "PKPO"}
@@ -222,7 +226,9 @@ def test_routes_kept_on_braid_mazes_by_hand(tmp_path):
     assert (sweep / "leaderboard_routes.png").stat().st_size > 10_000
     runs = find_runs(sweep)
     rows = measure(board_rows(runs), aggregate(runs)[0])
-    points = frontier_points(rows, "routes/id/expected_distinct@256", "eval/id/exact_pass@1")
+    points = frontier_points(
+        rows, Metric.of("routes/id/expected_distinct@256"), Metric.of("eval/id/exact_pass@1")
+    )
     by_name = {p.name: p for p in points[8]}
     assert set(by_name) == {"GRPO", "MaxRL", "PKPO"}  # the base model's routes are not kept
     assert (by_name["MaxRL"].x, by_name["GRPO"].x) == pytest.approx((2.5, 1.5))
@@ -515,7 +521,9 @@ def test_a_protocol_board_without_a_placed_run_still_says_why():
 
     why = "- runs/a: left out: its metrics.json names no base model (a run from before the bank)"
     placement = Placement({}, {}, {}, [why])
-    assert board_markdown([], ["eval/id/exact_pass@1"], placement) == [
+    assert board_markdown([], [Metric.of("eval/id/exact_pass@1")], placement) == [
         "## Leaderboard", "", "No run could be placed:", "", why, ""
     ]  # fmt: skip
-    assert board_markdown([], ["eval/id/exact_pass@1"]) == []  # off the protocol: no section
+    assert (
+        board_markdown([], [Metric.of("eval/id/exact_pass@1")]) == []
+    )  # off the protocol: no section

@@ -14,14 +14,23 @@ from scipy import stats
 from torch.utils.tensorboard import SummaryWriter
 
 from mazerl.analysis import load_sweep, summarize
-from mazerl.analysis.paper import reading
-from mazerl.analysis.runs import Run
-from mazerl.analysis.stats import bootstrap_means, last_third, paired_difference, slope
+from mazerl.analysis.runs import Origin, Run, typed
+from mazerl.analysis.stats import bootstrap_means, last_third, paired_difference, reading, slope
 from mazerl.analysis.tables import base_row
 from mazerl.core.errors import UserError
+from mazerl.eval.metric_names import Metric
 from mazerl.eval.passk import exact_pass_at_k
 
 KS = (1, 8, 128, 256, 1024, 2048)
+
+
+PAPER = Path(__file__).parents[1] / "experiments" / "studies" / "paper" / "sections.py"
+
+
+def beside_the_paper(sweep: Path) -> Path:
+    """`sweep` with a `study.yaml` naming the paper study's section (Table 4)."""
+    (sweep / "study.yaml").write_text(f"sections:\n  - {PAPER}:beside_table4\n")
+    return sweep
 
 
 def fake_run(root, name, overrides, exact_p, iterations=20, curve_seed=0, rise=None, tb=True):
@@ -210,11 +219,12 @@ def test_the_base_model_row_counts_each_base_model_once():
 
     def run(name, sha, value):
         weights = {"base_model": {"sha256": sha}} if sha else {}
-        return Run(Path(name), {}, {"final": {}, "base": {col: value}, **weights})
+        metrics = {"final": {}, "base": {col: value}, **weights}
+        return Run(Path(name), {}, metrics, origin=Origin(sha256=sha), base=typed(metrics["base"]))
 
     runs = [run("a", "A", 0.3), run("a2", "A", 0.3 + 1e-8), run("b", "B", 0.6)]
     runs += [run("c", None, 0.9), run("c2", None, 0.9)]  # same values, no sha: once
-    assert base_row(runs, [col]) == ["| base model | 3 | 0.600 ± 0.173 |"]
+    assert base_row(runs, [Metric.of(col)]) == ["| base model | 3 | 0.600 ± 0.173 |"]
 
 
 def test_summary_pairs_gamma_by_seed_and_maze(tmp_path):
@@ -413,7 +423,8 @@ def test_beside_the_paper_pools_group_sizes(tmp_path):
                 overrides = [f"focal.gamma={gamma}", f"seed={seed}", f"train.group_size={n}"]
                 p = np.array([0.2, 0.5, 0.7]) + shift
                 fake_run(sweep, f"n{n}_g{gamma}_s{seed}", overrides, p, tb=False)
-    table = summarize(sweep)
+    assert "## Beside the paper's Table 4" not in summarize(sweep)  # a study's section
+    table = summarize(beside_the_paper(sweep))
     section = table.split("## Beside the paper's Table 4")[1].split("## ")[0]
     # pooled pass@1 gain over the seed (the unit: N = 32 and 64 of a seed share its base
     # model): seed 0 (2 + 6) / 2 = 4, seed 1 (4 + 6) / 2 = 5 points, mean +4.5; deviations
@@ -430,10 +441,11 @@ def test_beside_the_paper_pools_group_sizes(tmp_path):
 
 
 def test_reading_of_an_interval_against_the_paper():
-    assert reading(-1.0, 2.5, 10.6) == "no gain shown: < +2.5; below the paper's +10.6"
-    assert reading(1.9, 4.5, 10.4) == "gain +1.9 to +4.5; below the paper's +10.4"
-    assert reading(12.6, 16.7, 10.7) == "gain +12.6 to +16.7; above the paper's +10.7"
-    assert reading(-1.0, 12.0, 4.1) == "no gain shown: < +12.0; the paper's +4.1 inside"
+    paper = "the paper's"
+    assert reading(-1.0, 2.5, 10.6, whose=paper) == f"no gain shown: < +2.5; below {paper} +10.6"
+    assert reading(1.9, 4.5, 10.4, whose=paper) == f"gain +1.9 to +4.5; below {paper} +10.4"
+    assert reading(12.6, 16.7, 10.7, whose=paper) == f"gain +12.6 to +16.7; above {paper} +10.7"
+    assert reading(-1.0, 12.0, 4.1) == "no gain shown: < +12.0; the reference's +4.1 inside"
     assert reading(-3.0, -1.0, None) == "loss -3.0 to -1.0"
     assert reading(0.004, 0.021, None, 2) == "gain +0.00 to +0.02"  # routes: two decimals
     assert reading(-0.2, 0.46, None, 2) == "no gain shown: < +0.46"
@@ -485,7 +497,7 @@ def test_method_presets_are_paired_with_grpo_and_set_beside_the_paper(tmp_path):
             config |= {"algo": {"name": algo}, "focal": {"gamma": gamma},
                        "train": {"group_size": 32}}  # fmt: skip
             (run / ".hydra" / "config.yaml").write_text(yaml.safe_dump(config))
-    table = summarize(sweep)
+    table = summarize(beside_the_paper(sweep))
     # gamma 0.5 - GRPO: 0.02 on every maze of seed 0, 0.04 of seed 1: MS_seed = 3 x 2 x 0.01^2
     # = 0.0006 on 1 df, MS_maze = MS_res = 0: se = sqrt(0.0006 / 6) = 0.01, t(0.975, 1)
     half = 100 * stats.t.ppf(0.975, 1) * 0.01

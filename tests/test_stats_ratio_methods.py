@@ -5,6 +5,7 @@ import yaml
 from test_leaderboard import GRPO, T2, line, section
 from test_paired import fake_run
 
+from mazerl.algos import POLICY_LOSSES
 from mazerl.analysis import summarize
 
 
@@ -19,6 +20,7 @@ def ratio_sweep(root, minibatches: int):
             run = fake_run(root, f"{algo}_s{seed}", overrides, p, tb=False, rise=0.0)
             path = run / ".hydra" / "config.yaml"
             config = yaml.safe_load(path.read_text())
+            config["algo"]["loss"] = algo if algo in POLICY_LOSSES else "clip"  # GRPO's, MaxRL's
             config["train"] |= {
                 "ppo_epochs": 1,
                 "minibatches": minibatches if algo != "grpo" else 1,
@@ -41,3 +43,15 @@ def test_clip_cov_at_one_update_per_batch_is_shown_but_not_compared(tmp_path):
     rows = section(summarize(ratio_sweep(tmp_path / "four", minibatches=4)), "### Leaderboard, id")
     half = T2 * 5 / 3**0.5
     assert line(rows, "| 8 | Clip-Cov")[6] == f"+5.0 [{5 - half:+.1f}, {5 + half:+.1f}]"
+
+
+def test_the_losses_acting_through_the_ratio_say_so():
+    """Each loss's declaration (`@surrogate(..., on_policy=...)`) names a registered loss; the
+    covariance methods' losses are GRPO's clip at one update per batch, the others themselves."""
+    from mazerl.algos import on_policy_loss
+
+    at_one_update = {name: on_policy_loss(name) for name in POLICY_LOSSES.names()}
+    assert all(loss in POLICY_LOSSES for loss in at_one_update.values())
+    assert {n for n, loss in at_one_update.items() if loss != n} == {"clip_cov", "kl_cov"}
+    assert at_one_update["clip_cov"] == at_one_update["kl_cov"] == "clip"
+    assert on_policy_loss("not_installed") == "not_installed"

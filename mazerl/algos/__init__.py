@@ -27,6 +27,7 @@ from mazerl.algos.config import (
 # the objectives' names -> their modules (imported on first use)
 LAZY = {
     "estimator": "advantages",
+    "on_policy_loss": "losses",
     "surrogate": "losses",
     "focal_weight": "focal",
     "success_rate": "focal",

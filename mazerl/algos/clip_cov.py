@@ -40,7 +40,7 @@ def check_ratio(name: str, value) -> float:
     return float(value)
 
 
-@surrogate("clip_cov", reads_every_row=True)
+@surrogate("clip_cov", reads_every_row=True, on_policy="clip")
 def clip_cov_surrogate(
     *,
     ratio,

@@ -79,6 +79,13 @@ class AlgoConfig:
     loss_kwargs: dict = setting(
         {}, MAPPING, "the loss's other hyperparameters (checked against its signature)"
     )
+    label: str | None = setting(
+        None,
+        optional(TEXT),
+        "the method's display name in tables and figures (null: its name); a template: "
+        "{gamma} the focal exponent, {a.b} a setting of this config, [...] shown only with "
+        "the focal weight (gamma > 0): '[F-]GRPO[ γ {gamma}]'",
+    )
 
 
 @dataclass

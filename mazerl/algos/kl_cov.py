@@ -21,7 +21,7 @@ from mazerl.algos.clip_cov import check_ratio
 from mazerl.algos.losses import masked_mean, surrogate
 
 
-@surrogate("kl_cov", reads_every_row=True)
+@surrogate("kl_cov", reads_every_row=True, on_policy="clip")
 def kl_cov_surrogate(
     *, ratio, logp, old_logp, advantages, mask, cov_ratio: float = 2e-3, kl_coef: float = 1.0
 ):

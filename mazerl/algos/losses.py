@@ -14,7 +14,9 @@ A surrogate takes any of `ratio` (rho_t, log-ratio clamped, see `log_ratio`), `l
 come from `algo.loss_kwargs` (or `algo.clip_low` / `clip_high` where it takes them). It
 returns the per-token loss `[B, T]` and metrics (detached scalars). `reads_every_row=True`
 declares that its value on a row depends on the other rows (a batch statistic, as the
-covariance methods' token selection): the update then never skips a row.
+covariance methods' token selection): the update then never skips a row. `on_policy="clip"`
+declares that at one update per batch (rho = 1 at every token) it computes that registered
+loss's update: a method acting through the ratio only (`on_policy_loss`).
 
 The composed loss is registered in `POLICY_LOSSES` under the surrogate's name and called with
 `logp`, `old_logp`, `mask` `[B, T]`, `advantages` `[B]` or `[B, T]`, optional `ref_logp`,
@@ -171,7 +173,7 @@ def kl_k3(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
 SURROGATE_INPUTS = ("ratio", "logp", "old_logp", "advantages", "mask", "entropy")
 
 
-def _composed_loss(fn: Callable, reads_every_row: bool) -> LossFn:
+def _composed_loss(fn: Callable, reads_every_row: bool, on_policy: str | None = None) -> LossFn:
     """The policy loss of the per-token surrogate `fn`: see the module docstring."""
     inputs = [p for p in inspect.signature(fn).parameters if p in SURROGATE_INPUTS]
 
@@ -222,10 +224,13 @@ def _composed_loss(fn: Callable, reads_every_row: bool) -> LossFn:
     loss.__signature__ = inspect.Signature([*shared, *own])
     loss.__doc__, loss.__name__, loss.__qualname__ = fn.__doc__, fn.__name__, fn.__qualname__
     loss.reads_every_row = reads_every_row
+    loss.on_policy = on_policy
     return loss
 
 
-def surrogate(name: str, *, reads_every_row: bool = False) -> Callable[[Callable], Callable]:
+def surrogate(
+    name: str, *, reads_every_row: bool = False, on_policy: str | None = None
+) -> Callable[[Callable], Callable]:
     """`@surrogate("name")` registers the policy loss `name` composed from the decorated
     per-token surrogate (see the module docstring).
 
@@ -239,10 +244,19 @@ def surrogate(name: str, *, reads_every_row: bool = False) -> Callable[[Callable
     """
 
     def add(fn: Callable) -> Callable:
-        POLICY_LOSSES.register(name)(_composed_loss(fn, reads_every_row))
+        POLICY_LOSSES.register(name)(_composed_loss(fn, reads_every_row, on_policy))
         return fn
 
     return add
+
+
+def on_policy_loss(loss: str) -> str:
+    """The registered loss whose update `loss` computes at one update per batch (rho = 1 at
+    every token): its `on_policy` declaration, else `loss` itself (also for a name not
+    registered here, such as a plug-in's not installed)."""
+    if loss not in POLICY_LOSSES:
+        return loss
+    return getattr(POLICY_LOSSES.get(loss), "on_policy", None) or loss
 
 
 def reads_every_row(loss: str) -> bool:

@@ -2,8 +2,8 @@
 tables, figures. `mazerl-summarize` is a thin command over `summarize`.
 
     from mazerl.analysis import load_sweep, summarize
-    df = load_sweep("experiments/runs/maze_long")  # one row per run and evaluation step
-    summarize(Path("experiments/runs/maze_group_sweep"))  # summary.md, summary.csv, figures
+    df = load_sweep("runs/my_sweep")  # one row per run and evaluation step
+    summarize(Path("runs/my_sweep"))  # summary.md, summary.csv, figures
 """
 
 import importlib

@@ -9,16 +9,16 @@ its claims file; `mazerl-summarize SWEEP` then writes `claims.md` and `claims.cs
     methods:                                  # a reader's name -> how runs are selected
       GRPO: {method: grpo}                    # a conf/method preset (the config group choice)
       F-GRPO gamma 0.5: {algo: grpo, gamma: 0.5}   # or the algo and focal.gamma
-      GRPO (maze_long): {algo: grpo, gamma: 0, experiment: maze_long}  # and the experiment
+      GRPO (long): {algo: grpo, gamma: 0, experiment: my_long}  # and the experiment
     defaults: {set: id, metric: exact_pass, k: 1}  # merged into every claim
     claims:
       - id: n32-gamma05               # unique
-        family: paper                 # Holm's adjustment runs over each family
+        family: published             # Holm's adjustment runs over each family
         a: F-GRPO gamma 0.5           # estimate = a - b, in points
         b: GRPO                       # or `base model`: a minus its own base model
         n: 32                         # group size (train.group_size)
         step: 15000                   # the evaluation read
-        sweep: decisive_nozero        # optional: a folder beside the summarized sweep, or a
+        sweep: my_other_sweep         # optional: a folder beside the summarized sweep, or a
                                       # list of them whose runs are read together
         reference: 10.6               # optional, points
         reference_kind: single run    # `single run` or `mean`, with a reference
@@ -39,6 +39,7 @@ import yaml
 
 from mazerl.analysis.runs import Run, at_step, config_value, find_runs
 from mazerl.analysis.stats import paired_difference
+from mazerl.analysis.study import STUDY_FILE, study_spec
 from mazerl.analysis.tables import paired_matrix
 from mazerl.analysis.verdicts import (
     REFERENCE_KINDS,
@@ -50,8 +51,8 @@ from mazerl.analysis.verdicts import (
     wilcoxon_p,
 )
 from mazerl.core.errors import UserError
+from mazerl.eval.metric_names import FAMILIES, Metric
 
-STUDY_FILE = "study.yaml"
 BASE = "base model"
 COLUMNS = (
     "claim", "family", "a", "b", "n", "set", "metric", "k", "step", "units", "estimate", "lo",
@@ -59,7 +60,12 @@ COLUMNS = (
     "direction", "magnitude",
 )  # fmt: skip
 SELECTORS = ("method", "algo", "gamma", "experiment")
-METRICS = ("exact_pass", "pass")
+
+
+def passk_families() -> tuple[str, ...]:
+    """The metric families a claim may compare: the pass@k families the evaluation declares
+    (`mazerl.eval.metric_names.FAMILIES`), whose per-maze values a saved evaluation rebuilds."""
+    return tuple(name for name, family in FAMILIES.items() if family.passk)
 
 
 @dataclass(frozen=True)
@@ -82,8 +88,8 @@ class Claim:
     reference_kind: str = ""
 
     @property
-    def column(self) -> str:
-        return f"eval/{self.set_name}/{self.metric}@{self.k}"
+    def column(self) -> Metric:
+        return Metric(self.metric, self.set_name, self.k)
 
 
 @dataclass(frozen=True)
@@ -101,13 +107,8 @@ def study_claims(sweep: Path) -> Path | None:
     """The claims file that `sweep/study.yaml` names (`claims: PATH`, relative to the sweep
     folder), or None without a study.yaml or without that key."""
     study = Path(sweep) / STUDY_FILE
-    if not study.is_file():
-        return None
-    try:
-        spec = yaml.safe_load(study.read_text()) or {}
-    except yaml.YAMLError as e:
-        raise UserError(f"{study}: not valid YAML ({e})") from None
-    if not isinstance(spec, dict) or spec.get("claims") is None:
+    spec = study_spec(sweep)
+    if spec.get("claims") is None:
         return None
     path = (Path(sweep) / str(spec["claims"])).resolve()
     if not path.is_file():
@@ -145,8 +146,10 @@ def load_claims(path: Path, sweep: Path) -> ClaimsFile:
             if name not in methods and not (side == "b" and name == BASE):
                 raise UserError(f"{where} claim {cid}: {side} = {name!r} is not under methods:")
         metric = str(item.get("metric", "exact_pass"))
-        if metric not in METRICS:
-            raise UserError(f"{where} claim {cid}: metric {metric!r} is not one of {METRICS}")
+        if metric not in passk_families():
+            raise UserError(
+                f"{where} claim {cid}: metric {metric!r} is not one of {passk_families()}"
+            )
         reference, kind = item.get("reference"), str(item.get("reference_kind") or "")
         if (reference is None) != (kind == ""):
             raise UserError(f"{where} claim {cid}: reference and reference_kind go together")
@@ -175,22 +178,17 @@ def selects(run: Run, selector: dict) -> bool:
     run chose; `algo`: its algo; `gamma`: its focal.gamma; `experiment`: its experiment)."""
     for key, want in selector.items():
         if key == "gamma":
-            have = float((run.config.get("focal") or {}).get("gamma", 0.0))
-            if have != float(want):
+            if run.gamma != float(want):
                 return False
         elif config_value(run, key) != str(want):
             return False
     return True
 
 
-def base_sha(run: Run) -> str | None:
-    return ((run.metrics or {}).get("base_model") or {}).get("sha256")
-
-
 def units_name(runs: list[Run]) -> str:
     """What a unit is: a bank model (with its RL seed) where every run started from the bank,
     else a seed."""
-    bank = all(((r.metrics or {}).get("base_model") or {}).get("source") == "bank" for r in runs)
+    bank = all(r.origin.source == "bank" for r in runs)
     return "bank models" if bank else "seeds"
 
 
@@ -199,7 +197,7 @@ def claim_matrix(claim: Claim, methods: dict, runs: list[Run]) -> tuple[np.ndarr
     step (`[U, 1]` of set-level values against the base model), and the units' name."""
     by_seed: dict[str, dict[str, tuple[Run, Run]]] = {"a": {}, "b": {}}  # (read, as finished)
     for run in runs:
-        if run.config.get("train", {}).get("group_size") != claim.n:
+        if run.n != claim.n:
             continue
         for side, name in (("a", claim.a), ("b", claim.b)):
             if name != BASE and selects(run, methods[name]):
@@ -212,14 +210,14 @@ def claim_matrix(claim: Claim, methods: dict, runs: list[Run]) -> tuple[np.ndarr
                         )
                     by_seed[side][run.seed] = (read, run)
     if claim.b == BASE:
-        delta = f"eval/{claim.set_name}/delta_{claim.metric}@{claim.k}_vs_base"
+        delta = claim.column.delta()
         found = [by_seed["a"][s] for s in sorted(by_seed["a"], key=int)]
-        found = [(read, run) for read, run in found if delta in read.metrics["final"]]
-        d = np.array([[read.metrics["final"][delta]] for read, _ in found]).reshape(-1, 1)
+        found = [(read, run) for read, run in found if delta in read.final]
+        d = np.array([[read.final[delta]] for read, _ in found]).reshape(-1, 1)
         return d, units_name([run for _, run in found])
     seeds = sorted(set(by_seed["a"]) & set(by_seed["b"]), key=int)
     for s in seeds:
-        sha = [base_sha(by_seed[side][s][1]) for side in ("a", "b")]
+        sha = [by_seed[side][s][1].origin.sha256 for side in ("a", "b")]
         if sha[0] and sha[1] and sha[0] != sha[1]:
             raise UserError(f"claim {claim.id}: seed {s}'s runs started from different models")
     pairs = [(by_seed["b"][s][0], by_seed["a"][s][0]) for s in seeds]  # (reference, run): a - b
@@ -310,8 +308,8 @@ def read_claims_csv(path: Path) -> list[dict[str, str]]:
 
 
 def metric_label(row: dict[str, str]) -> str:
-    """ "exact id pass@1", "id pass@256" (sampled)."""
-    kind = "exact " if row["metric"] == "exact_pass" else ""
+    """ "exact id pass@1", "id pass@256" (sampled): the family's declaration says which."""
+    kind = "exact " if Metric(row["metric"]).exact else ""
     return f"{kind}{row['set']} pass@{row['k']}"
 
 

@@ -7,10 +7,10 @@ a paired difference and the two groups it compares) is called converged only whe
 them is still moving.
 
 The rule judges the evaluation it is read at, and it is not monotone in that step: the last
-third moves with it. In maze_long, F-GRPO gamma 0.5 against GRPO at N = 8 passes when read at
-10,500 to 13,000 steps, fails at 13,500 to 15,500 (F-GRPO still rising +0.8 to +1.2 points
-per 1,000 steps) and passes again from 16,000 on. A "yes" says the result was flat over the
-last third before that step, not that it stays flat after it.
+third moves with it, so a comparison may pass at one step, fail at a later one (one method
+still rising) and pass again after that. A "yes" says the result was flat over the last third
+before that step, not that it stays flat after it (docs/concepts/convergence.md has an
+example).
 """
 
 import math
@@ -18,33 +18,32 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from mazerl.analysis.runs import Run, evaluations, group_runs, natural_key, swept_keys
+from mazerl.analysis.runs import Run, eval_value, evaluations, group_runs, natural_key, swept_keys
 from mazerl.analysis.stats import MOVING_SLOPE, Slope, last_third, slope
 from mazerl.analysis.tables import headline, table_head
+from mazerl.eval.metric_names import Metric
 
 TREND_KS = (1, 256)
 
 
-def trend_columns(cols: list[str]) -> list[str]:
+def trend_columns(cols: list[Metric]) -> list[Metric]:
     """The headline pass@1 and pass@256 of each evaluation set (exact where logged)."""
-    return [c for c in headline(cols) if int(c.split("@")[1]) in TREND_KS]
+    return [c for c in headline(cols) if c.declared.passk and c.k in TREND_KS]
 
 
-def values_at(run: Run, col: str, steps: Iterable[int]) -> list[float]:
+def values_at(run: Run, col: Metric | str, steps: Iterable[int]) -> list[float]:
     """The set-level value of `eval/<set>/<metric>` at each evaluation step."""
-    _, set_name, metric = col.split("/")
-    evals = evaluations(run)
-    return [float(evals[s][set_name][metric]) for s in steps]
+    return [eval_value(run, s, col) for s in steps]
 
 
-def common_steps(runs: list[Run], col: str) -> list[int]:
+def common_steps(runs: list[Run], col: Metric | str) -> list[int]:
     """The evaluation steps at which every run logged `col`."""
-    _, set_name, metric = col.split("/")
-    sets = [{s for s, ev in evaluations(r).items() if metric in ev.get(set_name, {})} for r in runs]
+    col = Metric.of(col)
+    sets = [{s for s in evaluations(r) if eval_value(r, s, col) is not None} for r in runs]
     return sorted(set.intersection(*sets)) if sets else []
 
 
-def group_slope(runs: list[Run], col: str) -> Slope | None:
+def group_slope(runs: list[Run], col: Metric) -> Slope | None:
     """The slope of `col` over the last third of the runs' common evaluations (one row per
     seed); None with fewer than two evaluations."""
     steps = common_steps(runs, col)
@@ -54,7 +53,7 @@ def group_slope(runs: list[Run], col: str) -> Slope | None:
     return slope(np.array(tail), np.array([values_at(r, col, tail) for r in runs]))
 
 
-def difference_slope(pairs: list[tuple[Run, Run]], col: str) -> Slope | None:
+def difference_slope(pairs: list[tuple[Run, Run]], col: Metric) -> Slope | None:
     """The slope of the per-seed difference (run minus reference) of `col`."""
     steps = common_steps([r for p in pairs for r in p], col)
     if len(steps) < 2:
@@ -64,7 +63,7 @@ def difference_slope(pairs: list[tuple[Run, Run]], col: str) -> Slope | None:
     return slope(np.array(tail), np.array(diff))
 
 
-def convergence(runs: list[Run], cols: list[str], paired: list[dict]) -> dict:
+def convergence(runs: list[Run], cols: list[Metric], paired: list[dict]) -> dict:
     """`{"groups": {label: {col: Slope | None}}, "paired": [{col: Slope | None}, ...]}` over
     the finished runs; "paired" follows the order of `paired` (`paired_comparisons`)."""
     finished = [r for r in runs if r.metrics is not None]
@@ -92,7 +91,7 @@ def settled(slopes: Iterable[Slope | None]) -> str:
 def entry_settled(trends: dict, index: int, entry: dict, set_name: str) -> str:
     """Whether a paired difference on `set_name` is converged: both groups it compares and
     the difference itself (pass@1 and pass@256)."""
-    on_set = [c for c in trends["paired"][index] if c.split("/")[1] == set_name]
+    on_set = [c for c in trends["paired"][index] if c.set == set_name]
     slopes = [trends["paired"][index][c] for c in on_set]
     for label in (entry["group"], entry["reference"]):
         slopes += [trends["groups"].get(label, {}).get(c) for c in on_set]
@@ -106,7 +105,7 @@ def convergence_markdown(trends: dict, paired: list[dict]) -> list[str]:
     if not trend or all(s is None for g in groups.values() for s in g.values()):
         return []
     any_slope = next(s for g in groups.values() for s in g.values() if s is not None)
-    heads = [f"{c.split('/')[1]} {c.split('/')[2].replace('exact_', '')}" for c in trend]
+    heads = [f"{c.set} {c.short.replace('exact_', '')}" for c in trend]
     lines = [
         "## Convergence",
         "",

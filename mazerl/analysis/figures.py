@@ -1,4 +1,4 @@
-"""The sweep's figures: the paper's Figs. 6 and 7 for maze sweeps, pass@k versus k, behaviour
+"""The sweep's figures: learning curves, -log pass@K against N, pass@k versus k, behaviour
 pictures, braid-maze routes, and the categorical simulation's final values versus N."""
 
 import io
@@ -11,12 +11,14 @@ import matplotlib
 import numpy as np
 
 from mazerl.algos.tail_miss import tail_miss
-from mazerl.analysis.paper import TABLE4_KS, table4_gain
 from mazerl.analysis.runs import (
+    N_KEYS,
     Run,
     eval_curve,
+    eval_value,
+    eval_values,
     evaluations,
-    events,
+    final_images,
     group_runs,
     natural_key,
     set_order,
@@ -25,13 +27,14 @@ from mazerl.analysis.runs import (
 )
 from mazerl.analysis.stats import mean_se, paired_difference
 from mazerl.analysis.tables import headline, logged_ks, paired_matrix, pairings, sets_of
+from mazerl.eval.metric_names import Metric
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
 
-FIG6_KS = (1, 128, 1024, 2048)  # the paper's Fig. 6 panels
-N_KEYS = ("train.group_size", "sim.group_size")
+FORGOTTEN = Metric("forgotten", "id", source="routes")  # routes forgotten per ID maze
+FIG6_KS = (1, 128, 1024, 2048)  # the panels of -log pass@K against N
 
 
 class Output(NamedTuple):
@@ -46,16 +49,7 @@ class Output(NamedTuple):
 def final_pictures(run: Run) -> dict[str, np.ndarray]:
     """`{set: (H, W, 3) picture}`: the first behaviour picture (`images/<set>/0`, drawn by
     `mazerl.envs.render.render_behaviour`) of the run's last evaluation."""
-    acc = events(run)
-    if acc is None:
-        return {}
-    out = {}
-    for tag in acc.Tags()["images"]:
-        _, name, index = tag.split("/")
-        if index == "0":
-            png = acc.Images(tag)[-1].encoded_image_string  # the reservoir keeps the last
-            out[name] = plt.imread(io.BytesIO(png), format="png")
-    return out
+    return {s: plt.imread(io.BytesIO(png), format="png") for s, png in final_images(run).items()}
 
 
 def lacking_training_data(runs: list[Run]) -> bool:
@@ -161,51 +155,10 @@ def footer(fig, dest: Output) -> None:
     fig.text(0.005, 0.005, text, fontsize=6, color="0.45")
 
 
-ALGO_NAMES = {
-    "grpo": "GRPO",
-    "dapo": "DAPO",
-    "cispo": "CISPO",
-    "drgrpo": "Dr. GRPO",
-    "rloo": "RLOO",
-}  # with the focal weight: "F-GRPO γ 0.5", as the focal paper names its variants
-METHOD_NAMES = {
-    "maxrl": "MaxRL",
-    "pkpo": "PKPO",
-    "passk": "Pass@k Training",
-    "w_reinforce": "W-REINFORCE",
-    "psr": "PSR",
-    "nsr": "NSR",
-    "grpo_entropy": "GRPO + entropy bonus",
-    "entropy_adv": "Entropy advantage shaping",
-    "clip_cov": "Clip-Cov",
-    "kl_cov": "KL-Cov",
-}  # with the focal weight: "MaxRL + focal γ 0.5"
-METHOD_PARAMETER = {  # algo -> (its config entry, the parameter, its symbol in the name)
-    "pkpo": ("reward_transform_kwargs", "k", "k"),
-    "passk": ("advantage_kwargs", "k", "k"),
-    "w_reinforce": ("advantage_kwargs", "positive_weight", "λ"),
-}
-
-
-def method_name(algo: str, gamma: float, config: dict | None = None) -> str:
-    """The method as papers name it: "GRPO", "F-GRPO γ 0.5", "MaxRL", "PKPO (k = 4)",
-    "MaxRL + focal γ 0.5"; the parameter in brackets read from a run's resolved `config`
-    (left out without one)."""
-    if algo in ALGO_NAMES:
-        return f"F-{ALGO_NAMES[algo]} γ {gamma:g}" if gamma else ALGO_NAMES[algo]
-    name = METHOD_NAMES.get(algo, algo)
-    entry, key, symbol = METHOD_PARAMETER.get(algo, ("", "", ""))
-    value = ((config or {}).get("algo") or {}).get(entry, {}).get(key) if entry else None
-    name += f" ({symbol} = {value:g})" if value is not None else ""
-    return f"{name} + focal γ {gamma:g}" if gamma else name
-
-
 def method_label(run: Run, keys: list[str], n_key: str | None) -> str:
-    """The method as a paper names it (`method_name`), then the other swept values except
+    """The method as its config names it (`Method.name`), then the other swept values except
     the group size and the seed ("key=value")."""
-    algo = (run.config.get("algo") or {}).get("name", "")
-    gamma = float((run.config.get("focal") or {}).get("gamma", 0.0))
-    head = method_name(algo, gamma, run.config) if algo else ""
+    head = run.method.name if run.method.algo else ""
     rest = [
         f"{k}={run.overrides[k]}"
         for k in keys
@@ -219,11 +172,6 @@ def method_order(name: str):
     return name.startswith("F-") or " + focal γ" in name, natural_key(name)
 
 
-def group_size(run: Run) -> int:
-    """The run's group size N (0 where its config has none)."""
-    return int((run.config.get("train") or {}).get("group_size") or 0)
-
-
 def swept_n_key(keys: list[str]) -> str | None:
     """The swept key that sets the group size N: an N key, or `cell` (a leaderboard cell,
     conf/cell/, which sets N and the length); None where N is not swept."""
@@ -234,7 +182,7 @@ def n_of(run: Run, n_key: str | None) -> int:
     """The run's N under the swept `n_key` (0: none): its value, or for `cell` its config's."""
     if n_key is None:
         return 0
-    return group_size(run) if n_key == "cell" else int(run.overrides.get(n_key, 0))
+    return run.n if n_key == "cell" else int(run.overrides.get(n_key, 0))
 
 
 def run_label(run: Run, keys: list[str]) -> str:
@@ -244,10 +192,10 @@ def run_label(run: Run, keys: list[str]) -> str:
     return method_label(run, keys, n_key) + n
 
 
-def base_value(runs: list[Run], col: str) -> float | None:
+def base_value(runs: list[Run], col: Metric) -> float | None:
     """The base model's `col` averaged over the runs (one base model per seed, or one for
     all), None where no finished run recorded it."""
-    values = [r.metrics["base"][col] for r in runs if col in (r.metrics or {}).get("base", {})]
+    values = [r.base[col] for r in runs if r.metrics is not None and col in r.base]
     return float(np.mean(values)) if values else None
 
 
@@ -285,13 +233,13 @@ def errorbars_vs_n(ax, by_method: dict[str, dict[int, list[float]]], palette=Non
         ax.minorticks_off()
 
 
-def first_set(cols: list[str]) -> str:
+def first_set(cols: list[Metric]) -> str:
     """The in-distribution set (`id`), else the first evaluation set."""
     sets = sets_of(cols)
     return "id" if "id" in sets else sets[0]
 
 
-def plot_pass_at_k(dest: Output, finished: list[Run], keys: list[str], cols: list[str]) -> Path:
+def plot_pass_at_k(dest: Output, finished: list[Run], keys: list[str], cols: list[Metric]) -> Path:
     """pass@k versus k per group, one panel per evaluation set (exact where logged)."""
     sets = sets_of(cols)
     groups = group_runs(finished, keys)
@@ -300,38 +248,40 @@ def plot_pass_at_k(dest: Output, finished: list[Run], keys: list[str], cols: lis
     palette = colours(order)
     fig, axes = plt.subplots(1, len(sets), figsize=(4.5 * len(sets), 4.2), squeeze=False)
     for ax, s in zip(axes[0], sets, strict=True):
-        family = headline([c for c in cols if c.split("/")[1] == s])[0].split("/")[2]
-        prefix = f"eval/{s}/{family.split('@')[0]}@"
+        like = headline([c for c in cols if c.set == s])[0]
         for label in order:
-            finals = [r.metrics["final"] for r in groups[label]]
-            ks = logged_ks(finals, prefix)
-            means = [mean_se([f.get(f"{prefix}{k}") for f in finals])[0] for k in ks]
+            finals = [r.final for r in groups[label]]
+            ks = logged_ks(finals, like)
+            means = [mean_se([f.get(like.at(k)) for f in finals])[0] for k in ks]
             ax.plot(ks, means, marker=".", label=names[label], color=palette[label], lw=1.2)
-        base = finished[0].metrics.get("base", {})
-        bks = logged_ks([base], prefix)
+        base = finished[0].base
+        bks = logged_ks([base], like)
         if bks:
-            ax.plot(bks, [base[f"{prefix}{k}"] for k in bks], "k--", label="base model")
-        ax.set(xscale="log", xlabel="k", ylabel=prefix.split("/")[-1] + "k", title=s)
+            ax.plot(bks, [base[like.at(k)] for k in bks], "k--", label="base model")
+        ax.set(xscale="log", xlabel="k", ylabel=f"{like.family}@k", title=s)
     outside_legend(fig, axes)
     footer(fig, dest)
     path = dest.folder / "pass_at_k.png"
     return save_figure(fig, path)
 
 
-def plot_curves(dest: Output, finished: list[Run], keys: list[str], cols: list[str]) -> Path | None:
-    """The paper's Fig. 7: one row per group size N (one row when N is not swept); columns
+def plot_curves(
+    dest: Output, finished: list[Run], keys: list[str], cols: list[Metric]
+) -> Path | None:
+    """`curves.png`: one row per group size N (one row when N is not swept); columns
     train reward (each seed smoothed over 1/25 of its points; from train.csv, else the
     events), eval pass@1 and eval exact pass@K for the largest logged K (2048 in the study
     presets; from eval/*.json) against iteration; one line per method with a seed band (+-
     standard error), the base model dashed."""
     n_key = swept_n_key(keys)
     s = first_set(cols)
-    exact_ks = logged_ks([r.metrics["final"] for r in finished], f"eval/{s}/exact_pass@")
-    pass1 = f"eval/{s}/exact_pass@1" if 1 in exact_ks else f"eval/{s}/pass@1"
+    exact = Metric("exact_pass", s, 1)
+    exact_ks = logged_ks([r.final for r in finished], exact)
+    pass1 = exact if 1 in exact_ks else Metric("pass", s, 1)
     panels = [("train reward (smoothed)", ("train/reward_mean", "train/success_rate"), True)]
-    panels.append((f"eval {pass1.split('/')[2].replace('_', ' ')} ({s})", (pass1,), False))
+    panels.append((f"eval {pass1.label} ({s})", (pass1,), False))
     if exact_ks and exact_ks[-1] > 1:
-        big = f"eval/{s}/exact_pass@{exact_ks[-1]}"
+        big = exact.at(exact_ks[-1])
         panels.append((f"eval exact pass@{exact_ks[-1]} ({s})", (big,), False))
     curves = {r.path: train_curves(r) for r in finished}
     if not any(curves.values()) and (dest.folder / "curves.png").exists():
@@ -382,14 +332,15 @@ def plot_curves(dest: Output, finished: list[Run], keys: list[str], cols: list[s
 
 
 def plot_neglog_vs_n(
-    dest: Output, finished: list[Run], keys: list[str], n_key: str, cols: list[str]
+    dest: Output, finished: list[Run], keys: list[str], n_key: str, cols: list[Metric]
 ) -> Path | None:
-    """The paper's Fig. 6: -log pass@K against N (log axes) for K = 1, 128, 1024, 2048 (exact
+    """`neglog_pass_vs_n.png`: -log pass@K against N (log axes) for K = 1, 128, 1024, 2048 (exact
     values, those logged), one line per method, mean +- standard error over seeds, the base
     model dashed; K = 1 on a linear axis (its values are far from 0). A pass@K of 1 (to float
     precision) is drawn at 1e-6."""
     s = first_set(cols)
-    logged = logged_ks([r.metrics["final"] for r in finished], f"eval/{s}/exact_pass@")
+    exact = Metric("exact_pass", s, 1)
+    logged = logged_ks([r.final for r in finished], exact)
     ks = [k for k in FIG6_KS if k in logged]
     if not ks:
         return None
@@ -398,11 +349,11 @@ def plot_neglog_vs_n(
     fig, axes = plt.subplots(1, len(ks), figsize=(3.6 * len(ks), 3.9), squeeze=False)
     for ax, k in zip(axes[0], ks, strict=True):
 
-        def neglog(r: Run, col=f"eval/{s}/exact_pass@{k}") -> float:
-            return max(-math.log(max(r.metrics["final"][col], 1e-300)), 1e-6)
+        def neglog(r: Run, col=k) -> float:
+            return max(-math.log(max(r.final[exact.at(col)], 1e-300)), 1e-6)
 
         errorbars_vs_n(ax, by_method_and_n(finished, keys, n_key, neglog), palette)
-        base = base_value(finished, f"eval/{s}/exact_pass@{k}")
+        base = base_value(finished, exact.at(k))
         if base is not None:
             neg = -math.log(max(base, 1e-300))
             ax.axhline(neg, color="k", ls="--", lw=0.9, label="base model")
@@ -415,7 +366,7 @@ def plot_neglog_vs_n(
     return save_figure(fig, path)
 
 
-def plot_maze(dest: Output, runs: list[Run], cols: list[str]) -> list[Path]:
+def plot_maze(dest: Output, runs: list[Run], cols: list[Metric]) -> list[Path]:
     finished = [r for r in runs if r.metrics is not None]
     keys = swept_keys(runs)
     out = [plot_pass_at_k(dest, finished, keys, cols)]
@@ -429,17 +380,15 @@ def plot_maze(dest: Output, runs: list[Run], cols: list[str]) -> list[Path]:
     out += [fig6] if fig6 else []
     # the largest k versus N, per method, with the tail-miss curve as a regime guide
     s = first_set(cols)
-    metric = max(
-        (c for c in headline(cols) if c.split("/")[1] == s), key=lambda c: int(c.split("@")[1])
-    )
-    by_method = by_method_and_n(finished, keys, n_key, lambda r: r.metrics["final"].get(metric))
+    metric = max((c for c in headline(cols) if c.set == s), key=lambda c: c.k or 0)
+    by_method = by_method_and_n(finished, keys, n_key, lambda r: r.final.get(metric))
     palette = colours(sorted(by_method, key=method_order))
     fig, ax = plt.subplots(figsize=(6.5, 4.4))
     errorbars_vs_n(ax, by_method, palette)
     base = base_value(finished, metric)
     if base is not None:
         ax.axhline(base, color="k", ls="--", lw=0.9, label="base model")
-    p = finished[0].metrics.get("base", {}).get(f"eval/{s}/success_rate")
+    p = finished[0].base.get(Metric("success_rate", s))
     if p is not None and 0 < p < 1:
         ns = np.unique(np.logspace(0, 8, 200, base=2).astype(int))
         twin = ax.twinx()
@@ -470,7 +419,7 @@ def plot_routes(dest: Output, runs: list[Run]) -> Path | None:
         if series:  # smoothed over 1/25 of the run's points, as in curves.png
             name = run_label(groups[label][0], keys)
             _band(axes[0], series, name, palette[label], max(1, len(series[0]) // 25))
-    base = base_value(finished, "routes/id/rare_mass")
+    base = base_value(finished, Metric("rare_mass", "id", source="routes"))
     if base is not None:
         axes[0].axhline(base, color="k", ls="--", lw=0.9, label="base model (id set)")
     axes[0].set(
@@ -485,10 +434,10 @@ def plot_routes(dest: Output, runs: list[Run]) -> Path | None:
             finished,
             keys,
             n_key,
-            lambda r: r.config["maze"]["routes"] - r.metrics["final"]["routes/id/forgotten"],
+            lambda r: r.setting("maze.routes") - r.final[FORGOTTEN],
         ),
     )
-    routes = {r.config["maze"]["routes"] for r in finished}
+    routes = {r.setting("maze.routes") for r in finished}
     for n_routes in routes:  # the base model forgets nothing by definition
         axes[1].axhline(n_routes, color="k", ls="--", lw=0.9, label="base model")
     axes[1].set(xlabel="group size N", ylabel="routes per maze not forgotten")
@@ -505,7 +454,7 @@ def plot_routes(dest: Output, runs: list[Run]) -> Path | None:
     return save_figure(fig, path)
 
 
-def plot_categorical(dest: Output, runs: list[Run], cols: list[str]) -> list[Path]:
+def plot_categorical(dest: Output, runs: list[Run], cols: list[Metric]) -> list[Path]:
     finished = [r for r in runs if r.metrics is not None]
     keys = swept_keys(runs)
     n_key = swept_n_key(keys)
@@ -513,10 +462,8 @@ def plot_categorical(dest: Output, runs: list[Run], cols: list[str]) -> list[Pat
         return []
     fig, axes = plt.subplots(1, len(cols), figsize=(4 * len(cols), 3.5), squeeze=False)
     for ax, col in zip(axes[0], cols, strict=True):
-        errorbars_vs_n(
-            ax, by_method_and_n(finished, keys, n_key, lambda r, c=col: r.metrics["final"][c])
-        )
-        ax.set(xlabel="group size N", title=f"final {col}")
+        errorbars_vs_n(ax, by_method_and_n(finished, keys, n_key, lambda r, c=col: r.final[c]))
+        ax.set(xlabel="group size N", title=f"final {col.name}")
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()
     path = dest.folder / "final_vs_n.png"
@@ -524,30 +471,28 @@ def plot_categorical(dest: Output, runs: list[Run], cols: list[str]) -> list[Pat
     return [path]
 
 
-def trend_metrics(runs: list[Run], set_name: str) -> list[str]:
+def trend_metrics(runs: list[Run], set_name: str) -> list[Metric]:
     """Pass@1 and pass@K of `set_name`, K = 256 or the largest k below it, that every run
     logged at every saved evaluation: exact where logged, else sampled; none where a run
     saved no evaluation."""
-    evals = [ev.get(set_name, {}) for r in runs for ev in evaluations(r).values()]
     if not runs or not all(evaluations(r) for r in runs):
         return []
     for family in ("exact_pass", "pass"):
-        ks = set.intersection(*({int(m.split("@")[1]) for m in ev if m.startswith(f"{family}@")
-                                 and "_" not in m.split("@")[1]} for ev in evals))  # fmt: skip
+        like = Metric(family, set_name, 1)
+        ks = set.intersection(*(set(logged_ks([eval_values(r, s)], like))
+                                for r in runs for s in evaluations(r)))  # fmt: skip
         big = max((k for k in ks if 1 < k <= 256), default=None)
         if 1 in ks and big:
-            return [f"eval/{set_name}/{family}@{k}" for k in (1, big)]
+            return [like, like.at(big)]
     return []
 
 
-def plot_gap(dest: Output, runs: list[Run], cols: list[str]) -> Path | None:
+def plot_gap(dest: Output, runs: list[Run], cols: list[Metric]) -> Path | None:
     """`gap.png`: per group size N (rows), each method minus its reference (GRPO, gamma 0)
     in pass@1 and pass@256 (columns, in points) against step: the paired difference over
     seeds and mazes at every evaluation that all paired runs reached (the finished pairs where
     two or more have finished, so that a seed just started does not cut the curve; else every
-    pair, unfinished runs included), with its 95% band (`paired_difference`); the paper's
-    Table 4 gain at its 20,000 steps dashed in the method's colour where the paper has the
-    cell."""
+    pair, unfinished runs included), with its 95% band (`paired_difference`)."""
     keys = swept_keys(runs)
     n_key = swept_n_key(keys)
     s = first_set(cols)
@@ -555,7 +500,7 @@ def plot_gap(dest: Output, runs: list[Run], cols: list[str]) -> Path | None:
     metrics = trend_metrics([r for _, p in entries for pair in p for r in pair], s)
     if not entries or not metrics:
         return None
-    ns = sorted({group_size(p[0][0]) for _, p in entries})
+    ns = sorted({p[0][0].n for _, p in entries})
     methods = sorted({method_label(p[0][1], keys, n_key) for _, p in entries}, key=method_order)
     palette = colours(methods)
     fig, axes = plt.subplots(
@@ -565,7 +510,7 @@ def plot_gap(dest: Output, runs: list[Run], cols: list[str]) -> Path | None:
         done = [p for p in pairs if all(r.metrics is not None for r in p)]
         pairs = done if len(done) >= 2 else pairs
         a, b = pairs[0]
-        n = group_size(a)
+        n = a.n
         method = method_label(b, keys, n_key)
         row = axes[ns.index(n)]
         steps = sorted(set.intersection(*(set(evaluations(r)) for p in pairs for r in p)))
@@ -576,19 +521,12 @@ def plot_gap(dest: Output, runs: list[Run], cols: list[str]) -> Path | None:
             label = f"{method} − {method_label(a, keys, n_key)}"
             ax.plot(steps, mean, color=palette[method], lw=1.3, label=label)
             ax.fill_between(steps, lo, hi, color=palette[method], alpha=0.2, lw=0)
-            gamma = float((b.config.get("focal") or {}).get("gamma", 0.0))
-            k = int(col.split("@")[1])
-            paper = table4_gain(n, gamma, k) if k in TABLE4_KS and "algo" not in keys else None
-            if paper is not None:
-                ax.axhline(paper, color=palette[method], ls="--", lw=1,
-                           label=f"{method}: paper's Table 4 gain (20K steps)")  # fmt: skip
     for i, n in enumerate(ns):
         for j, col in enumerate(metrics):
             ax = axes[i][j]
             ax.axhline(0, color="0.3", lw=0.8)
             ax.grid(alpha=0.3)
-            metric = col.split("/")[2].replace("exact_", "exact ")
-            ax.set_title(f"Δ {metric} ({s}), points" if i == 0 else "", fontsize=9)
+            ax.set_title(f"Δ {col.label} ({s}), points" if i == 0 else "", fontsize=9)
             if j == 0:
                 ax.set_ylabel(f"N = {n}" if n else "difference")
             if i == len(ns) - 1:
@@ -599,7 +537,7 @@ def plot_gap(dest: Output, runs: list[Run], cols: list[str]) -> Path | None:
     return save_figure(fig, dest.folder / "gap.png")
 
 
-def plot_frontier(dest: Output, runs: list[Run], cols: list[str]) -> Path | None:
+def plot_frontier(dest: Output, runs: list[Run], cols: list[Metric]) -> Path | None:
     """`frontier.png`: pass@1 (sharpness) against pass@256 (coverage) over training, one path
     per method (mean over seeds at each evaluation all its runs reached, its finished runs
     where two or more have finished; an arrow at the last),
@@ -630,10 +568,8 @@ def plot_frontier(dest: Output, runs: list[Run], cols: list[str]) -> Path | None
             if not members:
                 continue
             steps = sorted(set.intersection(*(set(evaluations(r)) for r in members)))
-            _, set_name, m1 = p1.split("/")
-            m256 = p256.split("/")[2]
-            xs = [np.mean([evaluations(r)[t][set_name][m256] for r in members]) for t in steps]
-            ys = [np.mean([evaluations(r)[t][set_name][m1] for r in members]) for t in steps]
+            xs = [np.mean([eval_value(r, t, p256) for r in members]) for t in steps]
+            ys = [np.mean([eval_value(r, t, p1) for r in members]) for t in steps]
             ax.plot(xs, ys, color=palette[method], lw=1.2, marker=".", ms=3, label=method)
             if len(xs) > 1:
                 ax.annotate("", (xs[-1], ys[-1]), (xs[-2], ys[-2]),
@@ -641,8 +577,8 @@ def plot_frontier(dest: Output, runs: list[Run], cols: list[str]) -> Path | None
         base = (base_value(here, p256), base_value(here, p1))
         if None not in base:
             ax.plot(*base, "k*", ms=10, label="base model")
-        ax.set(xlabel=f"{p256.split('/')[2]} ({s})", title=f"N = {n}" if n_key else "")
-        ax.set_ylabel(f"{p1.split('/')[2]} ({s})")
+        ax.set(xlabel=f"{p256.short} ({s})", title=f"N = {n}" if n_key else "")
+        ax.set_ylabel(f"{p1.short} ({s})")
         ax.grid(alpha=0.3)
     outside_legend(fig, axes)
     footer(fig, dest)

@@ -1,22 +1,22 @@
-"""The methods leaderboard (issue 28, `experiment=methods`): every method at every group size N
-with its exact pass@1 / pass@256 / pass@2048 on each evaluation set, its paired difference from
-GRPO (gamma 0, same N, seed and maze) with a 95% interval, and whether it has converged; the
-sharpening-versus-coverage frontier `leaderboard.png`; on braid mazes, the routes each method
-keeps (a table, and `leaderboard_routes.png`: pass@1 against the routes kept). `summarize`
-adds it to a sweep that varies `algo` over `MIN_METHODS` or more values.
+"""The methods leaderboard: every method at every group size N with its exact pass@1 /
+pass@256 / pass@2048 on each evaluation set, its paired difference from GRPO (gamma 0, same N,
+seed and maze) with a 95% interval, and whether it has converged; the sharpening-versus-coverage
+frontier `leaderboard.png`; on braid mazes, the routes each method keeps (a table, and
+`leaderboard_routes.png`: pass@1 against the routes kept). `summarize` adds it to a sweep that
+varies `algo` over `MIN_METHODS` or more values.
 
     from mazerl.analysis import find_runs
     from mazerl.analysis.leaderboard import board_rows, measure
     from mazerl.analysis.tables import aggregate
-    runs = find_runs(Path("experiments/runs/methods"))
+    runs = find_runs(Path("runs/my_methods"))
     rows = measure(board_rows(runs), aggregate(runs)[0])  # Row.values, .diffs, .converged
 
-Runs of the leaderboard protocol (`experiment=leaderboard` or `decisive`: they choose a `cell/`)
-are paired by bank model instead of seed, from one folder or several (`mazerl-summarize
-MY_SWEEP experiments/runs/decisive --out DIR` puts a new method beside the committed ones):
-`place` finds each run's bank model, reads each N at its finished runs' end (before any has
-finished, or where they ran different lengths, at the latest evaluation its runs share), and
-flags pairs whose runs ran on different kinds of CPU.
+Runs that choose a leaderboard cell (`cell=n32`, conf/cell/) are paired by the bank model they
+started from instead of by seed, from one folder or several (`mazerl-summarize MY_SWEEP
+OTHER_SWEEP --out DIR` puts a new method beside the committed ones): `place` finds each run's
+bank model, reads each N at its finished runs' end (before any has finished, or where they ran
+different lengths, at the latest evaluation its runs share), and flags pairs whose runs ran on
+different kinds of CPU.
 """
 
 import csv
@@ -27,45 +27,40 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import yaml
-from omegaconf import OmegaConf
-from omegaconf.errors import OmegaConfBaseException
 
+from mazerl.algos import on_policy_loss  # every loss registered
 from mazerl.analysis.convergence import difference_slope, group_slope, settled
 from mazerl.analysis.figures import (
-    N_KEYS,
     Output,
     colours,
     footer,
-    group_size,
-    method_name,
     method_order,
     outside_legend,
     plt,
     save_figure,
 )
-from mazerl.analysis.paper import reading
 from mazerl.analysis.runs import (
     DISTINCT_SAMPLES,
+    N_KEYS,
     Run,
     at_step,
+    declared_method,
     distinct_routes_per_maze,
     evaluations,
+    method_name,
     natural_key,
     swept_keys,
 )
-from mazerl.analysis.stats import PairedDiff, paired_difference
+from mazerl.analysis.stats import PairedDiff, paired_difference, reading
 from mazerl.analysis.tables import headline, paired_matrix, same_value, sets_of, table_head
-from mazerl.core.config import CONF_DIR
+from mazerl.eval.metric_names import Metric
 from mazerl.train.bank import bank_index
-from mazerl.train.run_state import read_metrics
 
 MIN_METHODS = 3  # distinct `algo` values that make a sweep a leaderboard
 BOARD_KS = (1, 256, 2048)  # pass@k columns
 DIFF_KS = (1, 256)  # pass@k compared with GRPO (and judged for convergence)
 REFERENCE = ("grpo", 0.0)  # (algo, focal gamma) every method is compared with
-RATIO_METHODS = ("clip_cov", "kl_cov")  # act through rho only: GRPO at one update per batch
-ROUTE_METRICS = (f"expected_distinct@{DISTINCT_SAMPLES}", "rare_mass")
+ROUTE_METRICS = (("expected_distinct", DISTINCT_SAMPLES), ("rare_mass", None))  # (family, k)
 METHOD_KEYS = ("algo", "focal.gamma", *N_KEYS, "seed")  # any other swept key splits rows
 # ... but these: a config group naming a row's N or method, or where and how a run ran
 RUN_KEYS = ("cell", "method", "threads", "device", "base.bank", "base.cache_dir", "logger.progress")
@@ -82,13 +77,13 @@ FRONTIER_NOTE = (
 @dataclass
 class Row:
     """One line of the board at group size `n`: a method (`kind` "method", "reference" for
-    GRPO at gamma 0, or "as grpo" for a `RATIO_METHODS` method run at one update per batch:
-    shown, not compared) with its finished `runs`, the GRPO runs at `n` (`reference`) and the
-    pairs (GRPO run, run) of the seeds both finished; or the base model (`kind` "base", `runs` the
-    finished runs at `n`, whose base models it averages). Pairs are by seed, or on the
-    protocol by bank model; `crossed` names the pairs whose two runs ran on different kinds of
-    CPU. `measure` fills `values` {column: (mean, seeds)}, `diffs` {column: PairedDiff} and
-    `converged` {set: yes/no/n/a}."""
+    GRPO at gamma 0, or "as grpo" for a method acting through the ratio only (`on_ratio`) run
+    at one update per batch: shown, not compared) with its finished `runs`, the GRPO runs at
+    `n` (`reference`) and the pairs (GRPO run, run) of the seeds both finished; or the base
+    model (`kind` "base", `runs` the finished runs at `n`, whose base models it averages).
+    Pairs are by seed, or on the protocol by bank model; `crossed` names the pairs whose two
+    runs ran on different kinds of CPU. `measure` fills `values` {column: (mean, seeds)},
+    `diffs` {column: PairedDiff} and `converged` {set: yes/no/n/a}."""
 
     n: int
     name: str
@@ -119,23 +114,8 @@ class Placement:
 
 
 def on_protocol(runs: list[Run]) -> bool:
-    """Some run chose a leaderboard cell (`cell=n32`, as the leaderboard and decisive presets)."""
-    return any(((r.hydra.get("runtime") or {}).get("choices") or {}).get("cell") for r in runs)
-
-
-def _recorded(run: Run) -> dict | None:
-    """The run's metrics.json as written (None while it trains or where unreadable): a run
-    read `at_step` keeps only its evaluations' scalars."""
-    path = run.path / "metrics.json"
-    return read_metrics(path)[0] if path.is_file() else None
-
-
-def _base_setting(run: Run, key: str):
-    """`base.<key>` of the run's config, interpolations resolved (`${seed}`); None if absent."""
-    try:
-        return OmegaConf.select(OmegaConf.create(run.config), f"base.{key}")
-    except OmegaConfBaseException:
-        return None
+    """Some run chose a leaderboard cell (`cell=n32`, conf/cell/)."""
+    return any(r.choices.get("cell") for r in runs)
 
 
 def bank_model(run: Run, index: dict[str, dict]) -> tuple[str | None, str]:
@@ -144,35 +124,25 @@ def bank_model(run: Run, index: dict[str, dict]) -> tuple[str | None, str]:
     model k's in `index` (`bank_index`) and its sha256 that file's. A run still training (no
     metrics.json yet) by its config: with base.bank=require, base.seed=k loads bank model k
     or stops before its first step."""
-    recorded = _recorded(run)
-    if recorded is None:
-        seed = _base_setting(run, "seed")
-        entry = next((e for e in index.values() if e["seed"] == seed), None)
-        if _base_setting(run, "bank") == "require" and entry is not None:
+    origin = run.origin
+    if not run.finished:
+        entry = next((e for e in index.values() if e["seed"] == origin.seed), None)
+        if origin.bank == "require" and entry is not None:
             return f"bank model {entry['seed']}", ""
         return (
             None,
             "still training; its base model is named when it finishes (not base.bank=require)",
         )
-    origin = recorded.get("base_model")
-    if not origin:
+    if origin.key is None and origin.sha256 is None:
         return None, "its metrics.json names no base model (a run from before the bank)"
-    entry = index.get(origin.get("key"))
+    entry = index.get(origin.key)
     if entry is None:
         return None, (
-            f"its base model ({origin.get('source')}, cache key {origin.get('key')}) is not a bank "
-            "model"
+            f"its base model ({origin.source}, cache key {origin.key}) is not a bank model"
         )
-    if origin.get("sha256") != entry["sha256"]:
+    if origin.sha256 != entry["sha256"]:
         return None, f"its base model has bank model {entry['seed']}'s cache key but not its sha256"
     return f"bank model {entry['seed']}", ""
-
-
-def _machine(recorded: dict | None) -> tuple | None:
-    """(cpu, vector capability, threads) of a finished run: what sets RL's rounding."""
-    if not recorded or "cpu_capability" not in recorded:
-        return None
-    return recorded.get("cpu"), recorded["cpu_capability"], recorded.get("threads")
 
 
 def _machine_text(machine: tuple) -> str:
@@ -204,7 +174,7 @@ def _started_by_n(runs: list[Run], units: dict[Path, str]) -> dict[int, list[Run
     by_n: dict[int, list[Run]] = defaultdict(list)
     for r in runs:
         if r.path in units and evaluations(r):
-            by_n[group_size(r)].append(r)
+            by_n[r.n].append(r)
     return by_n
 
 
@@ -225,7 +195,7 @@ def place(runs: list[Run], step: int | None = None) -> tuple[list[Run], Placemen
         if unit is None:
             notes.append(f"- {r.path}: left out: {why}")
         else:
-            units[r.path], machines[r.path] = unit, _machine(_recorded(r))
+            units[r.path], machines[r.path] = unit, r.machine
     by_n = _started_by_n(runs, units)
     steps = {} if step is not None else common_steps(by_n)
     for n, s in steps.items():
@@ -259,7 +229,7 @@ def place(runs: list[Run], step: int | None = None) -> tuple[list[Run], Placemen
     steps = {n: s for n, s in steps.items() if s is not None}
     read = []
     for r in runs:
-        s = steps.get(group_size(r)) if r.path in units else None
+        s = steps.get(r.n) if r.path in units else None
         ended_there = r.metrics is not None and r.metrics.get("iterations") == s
         read.append(r if s is None or ended_there else at_step(r, s))
     return read, Placement(units, machines, steps, notes)
@@ -268,12 +238,6 @@ def place(runs: list[Run], step: int | None = None) -> tuple[list[Run], Placemen
 def varies_methods(runs: list[Run]) -> bool:
     """The sweep sets `algo` to `MIN_METHODS` or more values (finished or not)."""
     return len({r.overrides["algo"] for r in runs if "algo" in r.overrides}) >= MIN_METHODS
-
-
-def _algo_gamma(run: Run) -> tuple[str, float]:
-    algo = (run.config.get("algo") or {}).get("name") or run.overrides.get("algo", "")
-    gamma = (run.config.get("focal") or {}).get("gamma", run.overrides.get("focal.gamma", 0))
-    return algo, float(gamma)
 
 
 def board_rows(runs: list[Run], placement: Placement | None = None) -> list[Row]:
@@ -294,11 +258,11 @@ def board_rows(runs: list[Run], placement: Placement | None = None) -> list[Row]
 
     cells: dict[tuple, list[Run]] = defaultdict(list)
     for r in finished:
-        cells[(group_size(r), *_algo_gamma(r), *(r.overrides.get(k, "-") for k in rest))].append(r)
+        cells[(r.n, r.method.algo, r.gamma, *(r.overrides.get(k, "-") for k in rest))].append(r)
     rows = []
     for n in sorted({key[0] for key in cells}):
-        here = [r for r in finished if group_size(r) == n]
-        if any(r.metrics.get("base") for r in here):
+        here = [r for r in finished if r.n == n]
+        if any(r.base for r in here):
             rows.append(Row(n, "base model", "base", "base", 0.0, here))
         for key in sorted((k for k in cells if k[0] == n), key=lambda k: natural_key(str(k))):
             _, algo, gamma, *values = key
@@ -307,10 +271,10 @@ def board_rows(runs: list[Run], placement: Placement | None = None) -> list[Row]
             by_unit = {unit(r): r for r in reference}
             pairs = [(by_unit[unit(r)], r) for r in members if unit(r) in by_unit]
             pairs.sort(key=lambda p: natural_key(unit(p[1])))
-            name = method_name(algo, gamma, members[0].config)
+            name = members[0].method.name
             name = ", ".join([name, *(f"{k}={v}" for k, v in zip(rest, values, strict=True))])
             kind = "reference" if (algo, gamma) == REFERENCE else "method"
-            kind = "as grpo" if algo in RATIO_METHODS and one_update(members[0]) else kind
+            kind = "as grpo" if on_ratio(members[0]) and one_update(members[0]) else kind
             rows.append(Row(n, name, kind, algo, gamma, members, reference, pairs))
             rows[-1].crossed = _crossed(pairs, placement) if placement else []
     return rows
@@ -328,68 +292,73 @@ def _crossed(pairs: list[tuple[Run, Run]], placement: Placement) -> list[str]:
     return out
 
 
+def on_ratio(run: Run) -> bool:
+    """The run's loss acts through the ratio only: at one update per batch it is another
+    loss (its declaration, `on_policy_loss`; Clip-Cov and KL-Cov: GRPO's clip)."""
+    loss = run.method.loss
+    return loss is not None and on_policy_loss(loss) != loss
+
+
 def one_update(run: Run) -> bool:
     """The run made one optimizer step per batch (train.ppo_epochs = train.minibatches = 1):
     its ratio rho is 1 at every update, and a method acting through rho (Clip-Cov: its PPO
-    clip opened to [0, 2] never binds, and its covariance detach touched 2e-5 (N = 32) to 8e-5
-    (N = 8) of the tokens in the methods study; KL-Cov: |log rho| = 0) is GRPO."""
-    train = run.config.get("train") or {}
-    return train.get("ppo_epochs", 1) == 1 and train.get("minibatches", 1) == 1
+    clip opened to [0, 2] never binds; KL-Cov: |log rho| = 0) is GRPO."""
+    epochs, minibatches = run.setting("train.ppo_epochs"), run.setting("train.minibatches")
+    return (epochs or 1) == 1 and (minibatches or 1) == 1
 
 
-def board_columns(cols: list[str]) -> dict[str, list[str]]:
+def board_columns(cols: list[Metric]) -> dict[str, list[Metric]]:
     """`{set: [its headline pass@k columns with k in BOARD_KS]}` (exact where logged), sets as
     configured; sets without any left out."""
-    heads = [c for c in headline(cols) if int(c.split("@")[1]) in BOARD_KS]
-    out = {s: [c for c in heads if c.split("/")[1] == s] for s in sets_of(cols)}
+    heads = [c for c in headline(cols) if c.declared.passk and c.k in BOARD_KS]
+    out = {s: [c for c in heads if c.set == s] for s in sets_of(cols)}
     return {s: cs for s, cs in out.items() if cs}
 
 
-def route_columns(rows: list[Row], sets: list[str]) -> dict[str, list[str]]:
+def route_columns(rows: list[Row], sets: list[str]) -> dict[str, list[Metric]]:
     """`{set: [routes/<set>/<metric> for ROUTE_METRICS]}` for the sets on which every finished
     run of the board logged them (braid mazes); empty otherwise."""
     runs = [r for row in rows if row.kind != "base" for r in row.runs]
     out = {}
     for s in sets:
-        wanted = [f"routes/{s}/{m}" for m in ROUTE_METRICS]
-        if runs and all(c in r.metrics["final"] for r in runs for c in wanted):
+        wanted = [Metric(f, s, k, "routes") for f, k in ROUTE_METRICS]
+        if runs and all(c in r.final for r in runs for c in wanted):
             out[s] = wanted
     return out
 
 
-def row_value(row: Row, col: str) -> tuple[float, int]:
+def row_value(row: Row, col: Metric) -> tuple[float, int]:
     """Mean of `col` over the row's seeds, and their count: final values of its runs, or for
     the base model the base value of each seed (one base model per seed, or one for all)."""
     if row.kind == "base":
-        by_seed = {r.seed: r.metrics["base"][col] for r in row.runs if col in r.metrics["base"]}
+        by_seed = {r.seed: r.base[col] for r in row.runs if col in r.base}
         values = list(by_seed.values())
     else:
-        values = [r.metrics["final"][col] for r in row.runs if col in r.metrics["final"]]
+        values = [r.final[col] for r in row.runs if col in r.final]
     return (float(np.mean(values)) if values else float("nan")), len(values)
 
 
-def route_matrix(pairs: list[tuple[Run, Run]], col: str) -> np.ndarray:
+def route_matrix(pairs: list[tuple[Run, Run]], col: Metric) -> np.ndarray:
     """`[S, M]` differences B - A of `routes/<set>/expected_distinct@256` per seed and maze (the
     final evaluations' route masses, where every run saved them on the same mazes), else `[S, 1]`
     of the final set-level values (always for the rare mass: which routes are rare is fixed by
     the base model's per-maze masses, not kept in a run's folder)."""
-    _, set_name, metric = col.split("/")
     per = []
     for run in (r for p in pairs for r in p):
         evals = evaluations(run)
-        maze = ((evals[max(evals)] if evals else {}).get(set_name) or {}).get("per_maze") or {}
+        maze = ((evals[max(evals)] if evals else {}).get(col.set) or {}).get("per_maze") or {}
         per.append(maze if maze.get("route_mass") is not None else None)
     same = None not in per and len({(len(p["route_mass"]), p.get("mazes_hash")) for p in per}) == 1
-    if metric.startswith("expected_distinct") and same:
+    if col.family == "expected_distinct" and same:
         values = [distinct_routes_per_maze(p) for p in per]  # [2S] of [M]
         return np.stack(values[1::2]) - np.stack(values[0::2])
-    return np.array([[b.metrics["final"][col] - a.metrics["final"][col]] for a, b in pairs])
+    return np.array([[b.final[col] - a.final[col]] for a, b in pairs])
 
 
-def row_converged(row: Row, cols: list[str]) -> str:
+def row_converged(row: Row, cols: list[Metric]) -> str:
     """The slope rule (`mazerl.analysis.convergence`) on the pass@1 and pass@256 `cols` of one
     set: GRPO on its own; a method only where it, GRPO and their difference all pass."""
-    trend = [c for c in cols if int(c.split("@")[1]) in DIFF_KS]
+    trend = [c for c in cols if c.k in DIFF_KS]
     slopes = [group_slope(row.runs, c) for c in trend]
     if row.kind == "method":
         slopes += [group_slope(row.reference, c) if row.reference else None for c in trend]
@@ -397,7 +366,7 @@ def row_converged(row: Row, cols: list[str]) -> str:
     return settled(slopes)
 
 
-def measure(rows: list[Row], cols: list[str]) -> list[Row]:
+def measure(rows: list[Row], cols: list[Metric]) -> list[Row]:
     """Fill each row's values, paired differences from GRPO (pass@1 and pass@256 per set, and
     the route metrics) and convergence per set; returns the rows."""
     boards = board_columns(cols)
@@ -408,7 +377,7 @@ def measure(rows: list[Row], cols: list[str]) -> list[Row]:
             if row.kind != "base":
                 row.converged[s] = row_converged(row, cs)
             if row.kind == "method" and row.pairs:
-                compared = [c for c in cs if int(c.split("@")[1]) in DIFF_KS]
+                compared = [c for c in cs if c.k in DIFF_KS]
                 row.diffs |= {c: paired_difference(paired_matrix(row.pairs, c)) for c in compared}
         for cs in routes.values():
             row.values |= {c: row_value(row, c) for c in cs if row_value(row, c)[1]}
@@ -417,7 +386,7 @@ def measure(rows: list[Row], cols: list[str]) -> list[Row]:
     return rows
 
 
-def ordered(rows: list[Row], col: str) -> list[Row]:
+def ordered(rows: list[Row], col: Metric) -> list[Row]:
     """Rows by N, then by `col` (ID pass@1) highest first; rows without it last."""
 
     def key(row: Row):
@@ -434,7 +403,7 @@ def _interval(d: PairedDiff | None, scale: float) -> tuple[float, float] | None:
     return scale * lo, scale * hi
 
 
-def _reading(row: Row, cols: list[str], scale: float, unit: str, digits: int = 1) -> str:
+def _reading(row: Row, cols: list[Metric], scale: float, unit: str, digits: int = 1) -> str:
     """What each of the row's intervals says ("< +X": below +X with 95% confidence), its bounds
     with `digits` decimals as in the row's Δ cells."""
     if row.kind == "method" and not row.pairs:
@@ -451,20 +420,21 @@ def _reading(row: Row, cols: list[str], scale: float, unit: str, digits: int = 1
     return "; ".join(parts)
 
 
-def _metric(col: str) -> str:
+def _metric(col: Metric) -> str:
     """ "pass@1" for `eval/id/exact_pass@1`, "routes" and "rare mass" for the route metrics."""
-    metric = col.split("/")[2].replace("exact_", "")
-    return {ROUTE_METRICS[0]: "routes", "rare_mass": "rare mass"}.get(metric, metric)
+    if col.source == "routes":
+        return {"expected_distinct": "routes", "rare_mass": "rare mass"}.get(col.family, col.label)
+    return col.short.replace("exact_", "")
 
 
-def _seeds(row: Row, col: str) -> str:
+def _seeds(row: Row, col: Metric) -> str:
     count = row.values[col][1]
     paired = len(row.pairs)
     return f"{count} ({paired} paired)" if row.kind == "method" and paired != count else str(count)
 
 
 def board_markdown(
-    rows: list[Row], cols: list[str], placement: Placement | None = None
+    rows: list[Row], cols: list[Metric], placement: Placement | None = None
 ) -> list[str]:
     """One table per evaluation set (rows by N, then by ID pass@1), the routes tables on braid
     mazes, each with the count of its intervals; on the protocol (`placement`) paired by
@@ -475,7 +445,7 @@ def board_markdown(
         return ["## Leaderboard", "", "No run could be placed:", "", *notes, ""] if notes else []
     first = "id" if "id" in boards else next(iter(boards))
     rank = boards[first][0]  # pass@1 where logged
-    family = rank.split("/")[2].split("@")[0].replace("_", " ")
+    family = rank.family.replace("_", " ")
     units = "seeds" if placement is None else "bank models"
     unit = "seed" if placement is None else "bank model"
     lines = [
@@ -500,7 +470,7 @@ def board_markdown(
         ]
     order = ordered(rows, rank)
     for s, cs in boards.items():
-        compared = [c for c in cs if int(c.split("@")[1]) in DIFF_KS]
+        compared = [c for c in cs if c.k in DIFF_KS]
         lines += [f"### Leaderboard, {s}", ""]
         lines += table_head(
             ["N", "method", units, *(_metric(c) for c in cs)]
@@ -530,7 +500,7 @@ def _cross_lines(rows: list[Row]) -> list[str]:
     ]
 
 
-def _diff_cell(row: Row, col: str, scale: float, digits: int) -> str:
+def _diff_cell(row: Row, col: Metric, scale: float, digits: int) -> str:
     if row.kind == "reference":
         return "reference"
     if row.kind == "as grpo":
@@ -552,7 +522,7 @@ def _count_line(rows: list[Row], compared: list[str]) -> str:
     )
 
 
-def routes_markdown(rows: list[Row], routes: dict[str, list[str]]) -> list[str]:
+def routes_markdown(rows: list[Row], routes: dict[str, list[Metric]]) -> list[str]:
     """Per set with route masses: routes kept (the exact expected number of distinct routes in
     256 samples) and the rare-route mass, with paired differences from GRPO."""
     if not routes:
@@ -636,55 +606,24 @@ def _matches(run: Run, cell: dict[str, str]) -> bool:
     return all(k in run.overrides and same_value(run.overrides[k], v) for k, v in cell.items())
 
 
-def group_settings(cell: dict[str, str]) -> dict[str, str]:
-    """`cell` (overrides) with the settings its `cell` and `method` choices make, as overrides
-    name them (`cell=n8`: train.group_size 8, train.iterations 20000; `method=fgrpo05`: algo
-    grpo, focal.gamma 0.5), read from mazerl's config files. They win over the cell's own
-    keys, which may hold another run's values (a key one folder lacks is read from its runs'
-    configs: `gather`)."""
-    out = {}
-    for group in ("cell", "method"):
-        path = CONF_DIR / group / f"{cell.get(group)}.yaml"
-        if group in cell and path.is_file():
-            doc = yaml.safe_load(path.read_text()) or {}
-            for choice in doc.pop("defaults", []):  # {"override /algo": "grpo"}
-                if isinstance(choice, dict):
-                    out |= {k.split("/")[-1]: str(v) for k, v in choice.items()}
-            out |= _flat(doc)
-    return cell | out
-
-
-def _flat(node: dict, prefix: str = "") -> dict[str, str]:
-    """A nested config as dotted keys: {"train": {"group_size": 8}} -> {"train.group_size": "8"}."""
-    out = {}
-    for k, v in node.items():
-        out |= _flat(v, f"{prefix}{k}.") if isinstance(v, dict) else {f"{prefix}{k}": str(v)}
-    return out
-
-
 def missing_markdown(runs: list[Run], rows: list[Row]) -> list[str]:
     """The declared runs not finished, per N and method: which seeds, and why (not started,
     or the run's `problem`); one line for an N with nothing finished."""
     cells = declared_cells(runs)
-    configs = {_algo_gamma(r)[0]: r.config for r in runs}
-    n_default = next((group_size(r) for r in runs if group_size(r)), 0)
+    n_default = next((r.n for r in runs if r.n), 0)
     missing = []  # (N, method, seed, why)
     for cell in cells:
         found = [r for r in runs if _matches(r, cell)]
         if any(r.metrics is not None for r in found):
             continue
-        settings = group_settings(cell)
-        n = int(next((settings[k] for k in N_KEYS if k in settings), n_default))
-        algo = settings.get("algo") or (_algo_gamma(found[0])[0] if found else "")
-        name = method_name(algo, float(settings.get("focal.gamma", 0)), configs.get(algo))
+        n, method = declared_method(cell, found + runs)
         missing.append(
-            (n, name, cell.get("seed", "-"), found[0].problem if found else "not started")
-        )
+            (n or n_default, method.name, cell.get("seed", "-"),
+             found[0].problem if found else "not started")
+        )  # fmt: skip
     for r in runs:
         if r.metrics is None and not any(_matches(r, c) for c in cells):
-            missing.append(
-                (group_size(r), method_name(*_algo_gamma(r), r.config), r.seed, r.problem)
-            )
+            missing.append((r.n, r.method.name, r.seed, r.problem))
     if not missing:
         return []
     lines = [
@@ -735,7 +674,7 @@ def write_board_csv(path: Path, rows: list[Row]) -> None:
                 d = row.diffs.get(col)
                 bounds = _interval(d, 1) or ("", "")
                 paired = [d.mean, *bounds, d.seeds, d.mazes] if d else [""] * 5
-                converged = row.converged.get(col.split("/")[1], "")
+                converged = row.converged.get(col.set, "")
                 w.writerow([row.n, row.name, row.algo, row.gamma if row.kind != "base" else "",
                             col, seeds, mean, *paired, converged, len(row.crossed)])  # fmt: skip
 
@@ -755,7 +694,7 @@ class Point:
     dy: float
 
 
-def frontier_points(rows: list[Row], x_col: str, y_col: str) -> dict[int, list[Point]]:
+def frontier_points(rows: list[Row], x_col: Metric, y_col: Metric) -> dict[int, list[Point]]:
     """`{N: [Point]}` of every row with both values."""
     out: dict[int, list[Point]] = defaultdict(list)
     for row in rows:
@@ -800,16 +739,16 @@ def draw_frontier(points: dict[int, list[Point]], x_label: str, y_label: str, x_
     return fig, axes
 
 
-def plot_board(dest: Output, rows: list[Row], cols: list[str]) -> list[Path]:
+def plot_board(dest: Output, rows: list[Row], cols: list[Metric]) -> list[Path]:
     """`leaderboard.png`: pass@1 against pass@256 on the ID set (exact where logged), per N
     (`draw_frontier`); on braid mazes also `leaderboard_routes.png`: pass@1 against the routes
     kept in `DISTINCT_SAMPLES` samples. Returns the figures drawn (none without pass@1)."""
     boards = board_columns(cols)
     s = "id" if "id" in boards else next(iter(boards), None)
-    ks = {int(c.split("@")[1]): c for c in boards.get(s, [])}
+    ks = {c.k: c for c in boards.get(s, [])}
     if 1 not in ks:
         return []
-    label = ks[1].split("/")[2].split("@")[0].replace("_", " ")
+    label = ks[1].family.replace("_", " ")
     y_label = f"{label}@1 ({s}, sharpness)"
     figures = []
     if 256 in ks:

@@ -26,13 +26,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from omegaconf import OmegaConf
-from omegaconf.errors import OmegaConfBaseException
 from scipy import stats
 
 from mazerl.analysis.leaderboard import bank_model
 from mazerl.analysis.runs import Run
 from mazerl.analysis.tables import headline, paired_matrix, sets_of, table_head
+from mazerl.eval.metric_names import Metric
 from mazerl.train.bank import BANK_DIR, bank_index
 
 TARGET = 0.05  # half-width asked for: 5 points of pass@1
@@ -167,22 +166,19 @@ def base_label(run: Run, index: dict[str, dict]) -> str:
     label, _ = bank_model(run, index)
     if label is not None:
         return label
-    try:
-        seed = OmegaConf.select(OmegaConf.create(run.config), "base.seed")
-    except OmegaConfBaseException:
-        seed = None
+    seed = run.origin.seed
     return f"base.seed {run.seed if seed is None else seed}"
 
 
-def power_markdown(paired: list[dict], cols: list[str], target: float = TARGET) -> list[str]:
+def power_markdown(paired: list[dict], cols: list[Metric], target: float = TARGET) -> list[str]:
     """The section "How many base models": per paired comparison (`paired_comparisons`) of
     the first evaluation set's exact pass@1 (pass@1 where no exact value was logged), the
     variance components as standard deviations in points, the half-width now and the number
     of base models K for +-`target`; where it can be told, the same runs spent on two RL
     seeds per base model. Nothing without comparisons of two or more units."""
     sets = sets_of(cols)
-    col = next((c for c in headline(cols) if sets and c.split("/")[1] == sets[0]), None)
-    if col is None or not col.endswith("@1"):
+    col = next((c for c in headline(cols) if sets and c.set == sets[0]), None)
+    if col is None or not (col.declared.passk and col.k == 1):
         return []
     rows, index = [], bank_index(BANK_DIR)
     for e in paired:
@@ -196,7 +192,7 @@ def power_markdown(paired: list[dict], cols: list[str], target: float = TARGET) 
     lines = [
         f"## How many base models (to reach ±{100 * target:g} points)",
         "",
-        f"Paired {col.split('/', 1)[1]} differences: variance components as standard deviations "
+        f"Paired {col.set}/{col.short} differences: variance components as standard deviations "
         "in points (method of moments: unit = base model + its RL seed, the base and RL parts "
         "apart only where a base model has several RL seeds; maze; unit x maze residual), the "
         "95% half-width now (t on units - 1 degrees of freedom) and the smallest number of base "

@@ -2,10 +2,9 @@
 folders compared together (paired where they match)."""
 
 import shlex
+from dataclasses import replace
 from pathlib import Path
 
-from mazerl.analysis.base_models import bank_study, base_models_markdown, plot_base_models
-from mazerl.analysis.beside_paper import table4_markdown
 from mazerl.analysis.claims import summarize_claims
 from mazerl.analysis.convergence import convergence, convergence_markdown, entry_settled
 from mazerl.analysis.figures import (
@@ -28,6 +27,7 @@ from mazerl.analysis.leaderboard import (
 )
 from mazerl.analysis.power import power_markdown
 from mazerl.analysis.runs import Run, agree, at_step, config_value, evaluations, find_runs
+from mazerl.analysis.study import Summary, study_sections
 from mazerl.analysis.tables import aggregate, markdown, paired_comparisons, write_csv
 from mazerl.core.provenance import code_identity, short_code
 
@@ -37,7 +37,8 @@ def summarize(*folders: Path, out: Path | None = None, step: int | None = None) 
     given) for every run under `folders`, and for a sweep of 3 or more methods (`algo`) the
     leaderboard (`mazerl.analysis.leaderboard`: its section, leaderboard.csv and
     leaderboard.png; runs of the leaderboard protocol, from one folder or several, get it
-    paired by bank model: `place`), and where the (first) folder's `study.yaml` names a claims
+    paired by bank model: `place`), then the sections the folders' `study.yaml` names
+    (`mazerl.analysis.study`), and where the (first) folder's `study.yaml` names a claims
     file, `claims.md` and `claims.csv` (`mazerl.analysis.claims`); returns the markdown.
     summary.md names the code the runs ran at (`code_line`), each figure's footer the command
     and the code that drew it. With `step`, every run is read as it stood at that evaluation
@@ -45,6 +46,7 @@ def summarize(*folders: Path, out: Path | None = None, step: int | None = None) 
     several folders are matched as `gather` says."""
     folders = tuple(Path(f) for f in folders)
     out = check_folders(folders, out, step)
+    sections = study_sections(folders)
     runs, notes = gather(folders, step)
     runs, placement = place(runs, step)
     out.mkdir(parents=True, exist_ok=True)
@@ -56,16 +58,17 @@ def summarize(*folders: Path, out: Path | None = None, step: int | None = None) 
     paired = paired_comparisons(runs, cols) if rows else []
     trends = convergence(runs, cols, paired) if rows else {"groups": {}, "paired": []}
     for i, e in enumerate(paired):
-        sets = {c.split("/")[1] for c in e["diffs"]}
+        sets = {c.set for c in e["diffs"]}
         e["converged"] = {s: entry_settled(trends, i, e, s) for s in sets}
-    maze = any(c.startswith("eval/") for c in cols)
+    maze = any(c.source == "eval" for c in cols)
     on_board = maze and (placement is not None or varies_methods(runs))
     board = measure(board_rows(runs, placement), cols) if on_board else []
     extra = notes + board_markdown(board, cols, placement)
     extra += missing_markdown(runs, board) if board else []
-    extra += table4_markdown(paired) + convergence_markdown(trends, paired)
-    bank = bank_study(runs)
-    extra += power_markdown(paired, cols) + base_models_markdown(bank)
+    summary = Summary(runs, cols, paired, trends, dest, folders)
+    extra += convergence_markdown(trends, paired) + power_markdown(paired, cols)
+    for section in sections:
+        extra += section(summary)
     if rows and lacking_training_data([r for r in runs if r.metrics is not None]):
         extra += [
             "These runs have no training scalars (train.csv, or TensorBoard events, which are "
@@ -81,12 +84,11 @@ def summarize(*folders: Path, out: Path | None = None, step: int | None = None) 
     if board:
         write_board_csv(out / "leaderboard.csv", board)
         plot_board(dest, board, cols)
-    plot_base_models(dest, bank)
     summarize_claims(folders[0], out)  # claims.md and claims.csv where a study.yaml names them
     if rows:
         if maze:
             plot_maze(dest, runs, cols)
-            if any(c.startswith("routes/") for c in cols):
+            if any(c.source == "routes" for c in cols):
                 plot_routes(dest, runs)
         else:
             plot_categorical(dest, runs, cols)
@@ -106,16 +108,16 @@ def gather(folders: tuple[Path, ...], step: int | None = None) -> tuple[list[Run
     by_folder = [(f, find_runs(f)) for f in folders]
     if step is not None:
         by_folder = [(f, [at_step(r, step) for r in runs]) for f, runs in by_folder]
-    runs = [r for _, rs in by_folder for r in rs]
     if len(folders) == 1:
-        return runs, []
-    for r in runs:
-        r.overrides.pop("experiment", None)  # a preset's name: two presets can be one run
-    keys = {k for r in runs for k in r.overrides}
-    for r in runs:
-        for k in keys - r.overrides.keys():
-            if (value := config_value(r, k)) is not None:
-                r.overrides[k] = value
+        return [r for _, rs in by_folder for r in rs], []
+    by_folder = [  # `experiment`: a preset's name, not a setting: two presets can be one run
+        (f, [replace(r, overrides={k: v for k, v in r.overrides.items() if k != "experiment"})
+             for r in rs])
+        for f, rs in by_folder
+    ]  # fmt: skip
+    keys = {k for _, rs in by_folder for r in rs for k in r.overrides}
+    by_folder = [(f, [_completed(r, keys) for r in rs]) for f, rs in by_folder]
+    runs = [r for _, rs in by_folder for r in rs]
     same: dict[tuple, list[Run]] = {}
     for r in runs:
         same.setdefault(tuple(sorted(r.overrides.items())), []).append(r)
@@ -123,9 +125,11 @@ def gather(folders: tuple[Path, ...], step: int | None = None) -> tuple[list[Run
     repeated = [(best, [r for r in rs if r is not best]) for best, rs in repeated if len(rs) > 1]
     shared = [[agree(best, r) for r in rest] for best, rest in repeated]
     if not all(all(n) for n in shared):
-        for f, rs in by_folder:
-            for r in rs:
-                r.overrides["folder"] = str(f)
+        runs = [
+            replace(r, overrides=r.overrides | {"folder": str(f)})
+            for f, rs in by_folder
+            for r in rs
+        ]
         return runs, []
     notes = [
         f"- {best.path} also ran as {', '.join(str(r.path) for r in rest)}: the same exact "
@@ -135,3 +139,9 @@ def gather(folders: tuple[Path, ...], step: int | None = None) -> tuple[list[Run
     dropped = {id(r) for _, rest in repeated for r in rest}
     runs = [r for r in runs if id(r) not in dropped]
     return runs, ["Runs found in more than one folder:", "", *notes, ""] if notes else []
+
+
+def _completed(run: Run, keys: set[str]) -> Run:
+    """`run` with each override key of `keys` it lacks read from its config (`config_value`)."""
+    found = {k: config_value(run, k) for k in keys - run.overrides.keys()}
+    return replace(run, overrides=run.overrides | {k: v for k, v in found.items() if v is not None})

@@ -6,58 +6,206 @@ with its per-maze values, `train.csv` the training scalars (both committed with 
 `tb/` (not committed) its TensorBoard events, read only for what the committed files lack.
 
     from mazerl.analysis import load_sweep
-    df = load_sweep("experiments/runs/maze_long")   # one row per run and evaluation step
+    df = load_sweep("runs/my_sweep")   # one row per run and evaluation step
 """
 
 import csv
 import functools
 import json
 import math
+import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import yaml
+from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from mazerl.analysis.folders import run_dirs
+from mazerl.core.config import CONF_DIR
+from mazerl.eval.metric_names import Metric
 from mazerl.eval.passk import exact_pass_at_k, pass_at_k
 from mazerl.train.run_state import read_metrics
 
+N_KEYS = ("train.group_size", "sim.group_size")  # the settings that hold the group size N
+LABEL_FIELD = re.compile(r"\{([^{}]+)\}")  # `{gamma}`, `{advantage_kwargs.k}` in a label
 
-@dataclass
+
+@dataclass(frozen=True)
+class Method:
+    """What a run trained with, from its saved config: `algo` (the algorithm's name), `gamma`
+    (the focal exponent; 0: off), `label` (the display-name template: the config's
+    `algo.label`, else the shipped `conf/algo/<algo>.yaml`'s, else the name) and `settings`
+    (its `algo` section)."""
+
+    algo: str
+    gamma: float = 0.0
+    label: str = ""
+    settings: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def name(self) -> str:
+        """The method's display name (`render_label`): "GRPO", "F-GRPO γ 0.5", "PKPO (k =
+        4)", "MaxRL + focal γ 0.5"."""
+        return render_label(self.label or self.algo, self.gamma, self.settings)
+
+    @property
+    def loss(self) -> str | None:
+        """Its policy loss (`algo.loss`; None where the config does not say)."""
+        loss = self.settings.get("loss")
+        return None if loss is None else str(loss)
+
+
+def render_label(template: str, gamma: float, settings: dict | None = None) -> str:
+    """A method's label (`AlgoConfig.label`) at focal exponent `gamma`: the `[...]` parts kept
+    only with the focal weight (gamma > 0), `{gamma}` its value, `{a.b}` a setting of the
+    method's `settings` (numbers as `:g`); a parenthesised part whose setting is unknown (no
+    settings) is left out."""
+
+    def field_value(match: re.Match) -> str:
+        key = match[1]
+        if key == "gamma":
+            return f"{gamma:g}"
+        node = settings or {}
+        for part in key.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is None:
+            raise KeyError(key)
+        return (
+            f"{node:g}"
+            if isinstance(node, int | float) and not isinstance(node, bool)
+            else str(node)
+        )
+
+    text = re.sub(r"\[([^\[\]]*)\]", (lambda m: m[1]) if gamma else "", template)
+    parts = re.split(r"( ?\([^()]*\))", text)
+    out = []
+    for part in parts:
+        try:
+            out.append(LABEL_FIELD.sub(field_value, part))
+        except KeyError:
+            if not part.lstrip().startswith("("):
+                out.append(LABEL_FIELD.sub("", part))
+    return "".join(out)
+
+
+def method_name(algo: str, gamma: float, config: dict | None = None) -> str:
+    """The display name of `algo` at focal exponent `gamma` (`render_label`): the label and
+    settings of a run's resolved `config` (its `algo` section), else the shipped label
+    without settings (a parameter in brackets then left out)."""
+    settings = dict((config or {}).get("algo") or {})
+    return render_label(settings.get("label") or shipped_label(algo), gamma, settings)
+
+
+@functools.lru_cache(maxsize=64)
+def shipped_label(algo: str) -> str:
+    """The label of `algo` where a run's saved config has none (runs from before labels): the
+    shipped `conf/algo/<algo>.yaml`'s (read as a plain YAML file), else a plug-in method's
+    (`plugin_method`), else the name."""
+    path = CONF_DIR / "algo" / f"{algo}.yaml"
+    if path.is_file():
+        try:
+            label = (yaml.safe_load(path.read_text()) or {}).get("label")
+        except yaml.YAMLError:
+            label = None
+        if label:
+            return str(label)
+    from mazerl.algos.config import plugin_method, plugin_methods
+
+    if algo in plugin_methods():
+        return plugin_method(algo).label or algo
+    return algo
+
+
+def method_of(config: dict, overrides: dict[str, str] | None = None) -> Method:
+    """The `Method` of a saved config (`algo.name`, `focal.gamma`; the overrides where the
+    config lacks them)."""
+    overrides = overrides or {}
+    algo_section = config.get("algo") or {}
+    algo = str(algo_section.get("name") or overrides.get("algo", ""))
+    gamma = (config.get("focal") or {}).get("gamma", overrides.get("focal.gamma", 0))
+    label = algo_section.get("label") or shipped_label(algo)
+    return Method(algo, float(gamma or 0), str(label), dict(algo_section))
+
+
+@dataclass(frozen=True)
+class Origin:
+    """The base model a run started from: as its metrics.json records it (`key`, `sha256`,
+    `source`; None while it trains or where not recorded), and as its config asks for it
+    (`seed`: base.seed, interpolations resolved; `bank`: base.bank)."""
+
+    key: str | None = None
+    sha256: str | None = None
+    source: str | None = None
+    seed: int | None = None
+    bank: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
 class Run:
-    """One run folder: its command-line overrides (`key -> value` as typed) and, when it
-    finished, its `metrics.json`; otherwise `problem` says why not."""
+    """One run folder, read once (`read_run`): its command-line overrides (`key -> value` as
+    typed), its saved config (`config`, the `hydra` section of `.hydra/hydra.yaml`), what it
+    trained (`method`, group size `n`, `gamma`, `seed`), the base model it started from
+    (`origin`), where it ran (`machine`: cpu, vector capability, threads, from metrics.json),
+    the evaluation `sets` it configured, the latest evaluation step it is read to (`steps`),
+    and, when it finished, its `metrics.json` (`metrics`) with the final and base values keyed
+    by `Metric` (`final`, `base`); otherwise `problem` says why not. `until`: the last
+    evaluation step it is read to (`at_step`); None: all."""
 
     path: Path
     overrides: dict[str, str]
     metrics: dict | None = None  # None: unfinished or unreadable
     problem: str = ""
-    until: int | None = None  # the last evaluation step it is read to (`at_step`); None: all
-
-    @functools.cached_property
-    def config(self) -> dict:
-        """The run's resolved config (`.hydra/config.yaml`; empty if unreadable)."""
-        try:
-            return yaml.safe_load((self.path / ".hydra" / "config.yaml").read_text()) or {}
-        except (OSError, yaml.YAMLError):
-            return {}
-
-    @functools.cached_property
-    def hydra(self) -> dict:
-        """The run's `hydra` section of `.hydra/hydra.yaml` (empty if unreadable)."""
-        try:
-            text = (self.path / ".hydra" / "hydra.yaml").read_text()
-            return (yaml.safe_load(text) or {}).get("hydra") or {}
-        except (OSError, yaml.YAMLError):
-            return {}
+    until: int | None = None
+    config: dict = field(default_factory=dict, repr=False)
+    hydra: dict = field(default_factory=dict, repr=False)
+    method: Method = field(default_factory=lambda: Method(""))
+    n: int = 0
+    seed: str = "-"
+    origin: Origin = field(default_factory=Origin)
+    machine: tuple | None = None
+    sets: tuple[str, ...] = ()
+    steps: int | None = None
+    final: dict[Metric, float] = field(default_factory=dict, repr=False)
+    base: dict[Metric, float] = field(default_factory=dict, repr=False)
 
     @property
-    def seed(self) -> str:
-        return self.overrides.get("seed", str(self.config.get("seed", "-")))
+    def gamma(self) -> float:
+        return self.method.gamma
+
+    @property
+    def finished(self) -> bool:
+        """Its metrics.json is there (a run read `at_step` may be read before it finished)."""
+        return (self.path / "metrics.json").exists()
+
+    @property
+    def choices(self) -> dict:
+        """Its config groups' choices (`{"algo": "grpo", "cell": "n32", ...}`)."""
+        return (self.hydra.get("runtime") or {}).get("choices") or {}
+
+    def setting(self, key: str):
+        """The dotted setting `key` of its saved config (None where absent)."""
+        node = self.config
+        for part in key.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return None
+            node = node[part]
+        return node
+
+    def value(self, metric: "Metric | str", where: str = "final") -> float | None:
+        """Its final (or `where="base"`: its base model's) value of `metric`; None if absent."""
+        return getattr(self, where).get(Metric.of(metric))
+
+
+def _read_yaml(path: Path) -> dict:
+    try:
+        return yaml.safe_load(path.read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        return {}
 
 
 def _parse_override(item: str) -> tuple[str, str]:
@@ -65,34 +213,83 @@ def _parse_override(item: str) -> tuple[str, str]:
     return key.lstrip("+~"), value
 
 
+def typed(values: dict) -> dict[Metric, float]:
+    """`{Metric: value}` of a metrics dict written by name (names that are not metrics left
+    out)."""
+    out = {}
+    for name, v in (values or {}).items():
+        metric = Metric.parse(name)
+        if metric is not None and isinstance(v, int | float) and not isinstance(v, bool):
+            out[metric] = float(v)
+    return out
+
+
+def _origin(config: dict, metrics: dict | None) -> Origin:
+    recorded = (metrics or {}).get("base_model") or {}
+    try:
+        seed = OmegaConf.select(OmegaConf.create(config), "base.seed")
+        bank = OmegaConf.select(OmegaConf.create(config), "base.bank")
+    except OmegaConfBaseException:
+        seed = bank = None
+    return Origin(recorded.get("key"), recorded.get("sha256"), recorded.get("source"), seed, bank)
+
+
+def _machine(metrics: dict | None) -> tuple | None:
+    """(cpu, vector capability, threads) of a finished run: what sets RL's rounding."""
+    if not metrics or "cpu_capability" not in metrics:
+        return None
+    return metrics.get("cpu"), metrics["cpu_capability"], metrics.get("threads")
+
+
+def read_run(path: Path) -> Run:
+    """The run in folder `path` (holding `.hydra/`), read once."""
+    hydra_dir = path / ".hydra"
+    items = _read_yaml(hydra_dir / "overrides.yaml") or []
+    overrides = dict(_parse_override(str(i)) for i in items)
+    config = _read_yaml(hydra_dir / "config.yaml")
+    hydra = _read_yaml(hydra_dir / "hydra.yaml").get("hydra") or {}
+    sets = tuple(
+        s.get("name") for s in (config.get("eval") or {}).get("sets") or [] if s.get("name")
+    )
+    metrics, problem = None, ""
+    if not (path / "metrics.json").exists():
+        ckpts = (
+            sorted((path / "checkpoints").glob("ckpt_*.pt"))
+            if (path / "checkpoints").is_dir()
+            else []
+        )
+        problem = (
+            f"unfinished (last checkpoint {ckpts[-1].name})"
+            if ckpts
+            else "unfinished (no checkpoint)"
+        )
+    else:
+        metrics, problem = read_metrics(path / "metrics.json")
+    run = Run(
+        path,
+        overrides,
+        metrics,
+        problem,
+        config=config,
+        hydra=hydra,
+        method=method_of(config, overrides),
+        n=int((config.get("train") or {}).get("group_size") or 0),
+        seed=overrides.get("seed", str(config.get("seed", "-"))),
+        origin=_origin(config, metrics),
+        machine=_machine(metrics),
+        sets=sets,
+    )
+    evals = evaluations(run)
+    run = replace(run, steps=max(evals, default=None))
+    if metrics is not None:
+        metrics["final"] |= expected_distinct_routes(run)
+        run = replace(run, final=typed(metrics["final"]), base=typed(metrics.get("base")))
+    return run
+
+
 def find_runs(sweep: Path) -> list[Run]:
-    """Every run under `sweep` (folders holding `.hydra/`), in path order."""
-    runs = []
-    for path in run_dirs(sweep):
-        hydra_dir = path / ".hydra"
-        try:
-            items = yaml.safe_load((hydra_dir / "overrides.yaml").read_text()) or []
-        except (OSError, yaml.YAMLError):
-            items = []
-        run = Run(path, dict(_parse_override(str(i)) for i in items))
-        metrics = path / "metrics.json"
-        if not metrics.exists():
-            ckpts = (
-                sorted((path / "checkpoints").glob("ckpt_*.pt"))
-                if (path / "checkpoints").is_dir()
-                else []
-            )
-            run.problem = (
-                f"unfinished (last checkpoint {ckpts[-1].name})"
-                if ckpts
-                else "unfinished (no checkpoint)"
-            )
-        else:
-            run.metrics, run.problem = read_metrics(metrics)
-            if run.metrics is not None:
-                run.metrics["final"] |= expected_distinct_routes(run)
-        runs.append(run)
-    return runs
+    """Every run under `sweep` (folders holding `.hydra/`), in path order, each read once."""
+    return [read_run(path) for path in run_dirs(sweep)]
 
 
 DISTINCT_SAMPLES = 256
@@ -143,11 +340,7 @@ def group_runs(runs: list[Run], keys: list[str]) -> dict[str, list[Run]]:
 
 def set_order(runs: list[Run]) -> list[str]:
     """Evaluation set names in the order the runs' configs list them (`eval.sets`)."""
-    names: dict[str, None] = {}
-    for r in runs:
-        for spec in (r.config.get("eval") or {}).get("sets") or []:
-            names.setdefault(spec.get("name"), None)
-    return [n for n in names if n]
+    return list(dict.fromkeys(s for r in runs for s in r.sets))
 
 
 def natural_key(label: str):
@@ -189,26 +382,27 @@ def at_step(run: Run, step: int) -> Run:
     distinct routes; the route-mass scalars, which need the base model's per-route masses,
     are not rebuilt; `code` where its `metrics.json` has one). A run, finished or not,
     without an evaluation at `step` is left unfinished with the reason."""
-    out = Run(run.path, dict(run.overrides), until=step)
     evaluation = evaluations(run).get(step)
     if evaluation is None:
         last = max(evaluations(run), default=None)
-        out.problem = f"no evaluation at step {step} (last: {'none' if last is None else last})"
-        return out
+        why = f"no evaluation at step {step} (last: {'none' if last is None else last})"
+        return replace(run, overrides=dict(run.overrides), metrics=None, problem=why, until=step,
+                       steps=None, final={}, base={})  # fmt: skip
     base = (run.metrics or {}).get("base", {})
     final = {}
     for set_name, values in evaluation.items():
         for k, v in values.items():
-            if not isinstance(v, int | float) or isinstance(v, bool):
+            metric = Metric.parse(f"eval/{set_name}/{k}")
+            if metric is None or not isinstance(v, int | float) or isinstance(v, bool):
                 continue
-            col = f"eval/{set_name}/{k}"
-            final[col] = float(v)
-            if k.startswith(("pass@", "exact_pass@")) and not k.endswith("_se") and col in base:
-                final[f"eval/{set_name}/delta_{k}_vs_base"] = float(v) - base[col]
-    out.metrics = {"base": base, "final": final | expected_distinct_routes(out), "iterations": step}
+            final[metric.name] = float(v)
+            if metric.declared.passk and metric.stat == "" and metric.name in base:
+                final[metric.delta().name] = float(v) - base[metric.name]
+    out = replace(run, overrides=dict(run.overrides), until=step, steps=step, problem="")
+    metrics = {"base": base, "final": final | expected_distinct_routes(out), "iterations": step}
     if "code" in (run.metrics or {}):
-        out.metrics["code"] = run.metrics["code"]
-    return out
+        metrics["code"] = run.metrics["code"]
+    return replace(out, metrics=metrics, final=typed(metrics["final"]), base=typed(base))
 
 
 def agree(a: Run, b: Run) -> int:
@@ -230,44 +424,100 @@ def agree(a: Run, b: Run) -> int:
 def config_value(run: Run, key: str) -> str | None:
     """What `key` was in the run, as an override would name it: the config group's choice
     (`algo` -> `grpo`, from `.hydra/hydra.yaml`), else the dotted setting of its config."""
-    choices = (run.hydra.get("runtime") or {}).get("choices") or {}
-    if choices.get(key) is not None:  # an optional group left empty: not set
-        return str(choices[key])
-    node = run.config
-    for part in key.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return None if isinstance(node, dict | list) else str(node)
+    if run.choices.get(key) is not None:  # an optional group left empty: not set
+        return str(run.choices[key])
+    node = run.setting(key)
+    return None if node is None or isinstance(node, dict | list) else str(node)
 
 
-def per_maze_values(run: Run, col: str, step: int | None = None) -> tuple[np.ndarray, str] | None:
-    """`eval/<set>/exact_pass@k` or `eval/<set>/pass@k` of every evaluation maze at `step`
-    (None: the run's last evaluation), and the hash naming those mazes; None where it was
-    not saved."""
-    _, set_name, metric = col.split("/")
-    family, k = metric.split("@")
+def group_settings(cell: dict[str, str]) -> dict[str, str]:
+    """`cell` (overrides) with the settings its `cell` and `method` choices make, as overrides
+    name them (`cell=n8`: train.group_size 8, train.iterations 20000; `method=fgrpo05`: algo
+    grpo, focal.gamma 0.5), read from mazerl's config files. They win over the cell's own
+    keys, which may hold another run's values (a key one folder lacks is read from its runs'
+    configs: `gather`)."""
+    out = {}
+    for group in ("cell", "method"):
+        path = CONF_DIR / group / f"{cell.get(group)}.yaml"
+        if group in cell and path.is_file():
+            doc = yaml.safe_load(path.read_text()) or {}
+            for choice in doc.pop("defaults", []):  # {"override /algo": "grpo"}
+                if isinstance(choice, dict):
+                    out |= {k.rpartition("/")[2]: str(v) for k, v in choice.items()}
+            out |= _flat(doc)
+    return cell | out
+
+
+def declared_method(cell: dict[str, str], runs: list[Run]) -> tuple[int | None, Method]:
+    """The group size N (None: not set) and the method of a run a sweep declares by `cell`
+    (its overrides, read through `group_settings`), before any run of it exists: the algo and
+    focal.gamma the cell sets (else those of `runs`' first), the label and settings of a
+    run of that algo among `runs` where there is one, else the shipped label."""
+    settings = group_settings(cell)
+    n = next((int(settings[k]) for k in N_KEYS if k in settings), None)
+    method = method_of({}, settings)
+    if not method.algo and runs:
+        method = replace(runs[0].method, gamma=method.gamma)
+    like = next((r.method for r in runs if r.method.algo == method.algo), None)
+    return n, replace(like, gamma=method.gamma) if like else method
+
+
+def _flat(node: dict, prefix: str = "") -> dict[str, str]:
+    """A nested config as dotted keys: {"train": {"group_size": 8}} -> {"train.group_size": "8"}."""
+    out = {}
+    for k, v in node.items():
+        out |= _flat(v, f"{prefix}{k}.") if isinstance(v, dict) else {f"{prefix}{k}": str(v)}
+    return out
+
+
+def per_maze_values(
+    run: Run, col: "Metric | str", step: int | None = None
+) -> tuple[np.ndarray, str] | None:
+    """The pass@k `col` (`eval/<set>/exact_pass@k` or `eval/<set>/pass@k`, a name or a
+    `Metric`) of every evaluation maze at `step` (None: the run's last evaluation), and the
+    hash naming those mazes; None where it was not saved (or `col` is no pass@k)."""
+    metric = Metric.of(col)
+    if not metric.declared.passk or metric.k is None or metric.stat:
+        return None
     evals = evaluations(run)
     step = max(evals, default=None) if step is None else step
-    per = ((evals.get(step) or {}).get(set_name) or {}).get("per_maze") or {}
-    if family == "exact_pass" and per.get("exact_p") is not None:
-        return exact_pass_at_k(np.array(per["exact_p"]), int(k)), per.get("mazes_hash", "")
-    if family == "pass" and per.get("successes") and int(k) <= per["n"]:
-        values = pass_at_k(per["n"], np.array(per["successes"]), int(k))
+    per = ((evals.get(step) or {}).get(metric.set) or {}).get("per_maze") or {}
+    if metric.exact and per.get("exact_p") is not None:
+        return exact_pass_at_k(np.array(per["exact_p"]), metric.k), per.get("mazes_hash", "")
+    if not metric.exact and per.get("successes") and metric.k <= per["n"]:
+        values = pass_at_k(per["n"], np.array(per["successes"]), metric.k)
         return np.atleast_1d(values), per.get("mazes_hash", "")
     return None
 
 
-def eval_curve(run: Run, col: str) -> list[tuple[int, float]]:
+def eval_value(run: Run, step: int, col: "Metric | str") -> float | None:
+    """The set-level value of `col` in the run's evaluation at `step` (None: not there)."""
+    metric = Metric.of(col)
+    value = ((evaluations(run).get(step) or {}).get(metric.set) or {}).get(metric.short)
+    return None if value is None else float(value)
+
+
+def eval_values(run: Run, step: int) -> dict[Metric, float]:
+    """`{Metric: value}` of the set-level scalars of the run's evaluation at `step`."""
+    return typed(
+        {
+            f"eval/{s}/{k}": v
+            for s, ev in (evaluations(run).get(step) or {}).items()
+            for k, v in ev.items()
+        }
+    )
+
+
+def eval_curve(run: Run, col: "Metric | str") -> list[tuple[int, float]]:
     """`(step, value)` of `eval/<set>/<metric>` at every saved evaluation, from step 0 (the
     base model, where the run finished and recorded it) on."""
-    _, set_name, metric = col.split("/")
-    base = (run.metrics or {}).get("base", {}).get(col)
+    metric = Metric.of(col)
+    base = run.base.get(metric)
     points = [(0, base)] if base is not None else []
-    for step, ev in sorted(evaluations(run).items()):
-        value = (ev.get(set_name) or {}).get(metric)
+    for step in sorted(evaluations(run)):
+        value = eval_value(run, step, metric)
         if value is not None:
-            points.append((step, float(value)))
+            points.append((step, value))
     return points
 
 
@@ -310,6 +560,20 @@ def load_sweep(*paths: str | Path) -> pd.DataFrame:
                     }
                 records.append(row)
     return pd.DataFrame.from_records(records)
+
+
+def final_images(run: Run) -> dict[str, bytes]:
+    """`{set: PNG}`: the first behaviour picture (`images/<set>/0`) of the run's last
+    evaluation, from its TensorBoard events (empty without them)."""
+    acc = events(run)
+    if acc is None:
+        return {}
+    out = {}
+    for tag in acc.Tags()["images"]:
+        _, name, index = tag.split("/")
+        if index == "0":
+            out[name] = acc.Images(tag)[-1].encoded_image_string  # the reservoir keeps the last
+    return out
 
 
 def events(run: Run) -> EventAccumulator | None:

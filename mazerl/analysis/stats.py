@@ -151,3 +151,28 @@ def slope(steps: np.ndarray, values: np.ndarray) -> Slope:
 def last_third(steps: list[int]) -> list[int]:
     """The last third of the evaluation steps (at least 3, all when fewer)."""
     return sorted(steps)[-max(3, math.ceil(len(steps) / 3)) :]
+
+
+def reading(
+    lo: float,
+    hi: float,
+    reference: float | None = None,
+    digits: int = 1,
+    whose: str = "the reference's",
+) -> str:
+    """What a 95% interval `[lo, hi]` of a gain (points) says: a gain or a loss where it
+    excludes zero, else the bound it sets ("< +X"); then, against a `reference` gain (named
+    `whose`), whether it lies below, above or inside. Bounds with `digits` decimals."""
+    if lo > 0:
+        text = f"gain {lo:+.{digits}f} to {hi:+.{digits}f}"
+    elif hi < 0:
+        text = f"loss {lo:+.{digits}f} to {hi:+.{digits}f}"
+    else:
+        text = f"no gain shown: < {hi:+.{digits}f}"
+    if reference is None:
+        return text
+    if hi < reference:
+        return f"{text}; below {whose} {reference:+.1f}"
+    if lo > reference:
+        return f"{text}; above {whose} {reference:+.1f}"
+    return f"{text}; {whose} {reference:+.1f} inside"

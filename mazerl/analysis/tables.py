@@ -2,7 +2,6 @@
 paired differences against gamma = 0 or GRPO, as markdown and CSV."""
 
 import csv
-import json
 import math
 from collections import defaultdict
 from pathlib import Path
@@ -11,6 +10,7 @@ import numpy as np
 
 from mazerl.analysis.runs import (
     Run,
+    eval_value,
     evaluations,
     group_label,
     group_runs,
@@ -21,66 +21,97 @@ from mazerl.analysis.runs import (
 )
 from mazerl.analysis.stats import mean_se, paired_difference
 from mazerl.core.provenance import short_code
+from mazerl.eval.metric_names import FAMILIES, Family, Metric
 
-MAZE_KS = (1, 8, 64, 256)  # sampled pass@k columns (runs without exact values)
-EXACT_KS = (1, 8, 256, 2048)  # exact pass@k columns
-# key -> reference value (`method`: the decisive study's presets, conf/method/)
+# key -> reference value (`method`: a preset of conf/method/ naming an algorithm and gamma)
 PAIRED_KEYS = {"focal.gamma": "0", "algo": "grpo", "method": "grpo", "model": "base"}
-CATEGORICAL_KEYS = ("q_pos", "m_ret", "rare_mass", "forgotten")
 FELL_POINTS = 0.20  # a last evaluation this far below the one before: the run fell
-ROUTE_KEYS = (
-    "rare_mass", "common_mass", "forgotten", "expected_distinct@256", "distinct_found",
-)  # fmt: skip
 
 
-def metric_columns(finished: list[Run]) -> list[str]:
-    """Final-metric names to tabulate, in display order."""
-    finals = [r.metrics["final"] for r in finished]
-    if all(any(k.startswith("eval/") for k in f) for f in finals):
-        logged = {k.split("/")[1] for f in finals for k in f if k.startswith("eval/")}
-        configured = [s for s in set_order(finished) if s in logged]
-        sets = configured + sorted(logged - set(configured))  # as configured, then the rest
+def metric_columns(finished: list[Run]) -> list[Metric]:
+    """The final metrics to tabulate, in display order: per evaluation set (as configured, then
+    the rest) the families `FAMILIES` shows, in their declared order (undeclared ones after,
+    by name), each at the k it shows (`shown_ks`) and its change from the base model where a
+    run recorded one; then the route metrics per set; for runs without evaluation sets (the
+    categorical simulation) the values every run recorded."""
+    finals = [r.final for r in finished]
+    if all(any(m.source == "eval" for m in f) for f in finals):
         cols = []
-        for s in sets:
-            family, wanted = "exact_pass", EXACT_KS
-            ks = logged_ks(finals, f"eval/{s}/exact_pass@")
-            if not ks:  # no exact values (allow_revisits): the sampled estimates
-                family, wanted = "pass", MAZE_KS
-                ks = logged_ks(finals, f"eval/{s}/pass@")
-            chosen = [k for k in wanted if k in ks] or ks[:1]
-            if ks and ks[-1] not in chosen and ks[-1] < wanted[-1]:
-                chosen.append(ks[-1])  # the largest k the evaluation allows
-            cols += [f"eval/{s}/{family}@{k}" for k in chosen]
-            deltas = [f"eval/{s}/delta_{family}@{k}_vs_base" for k in chosen]
-            cols += [c for c in deltas if any(c in f for f in finals)]  # runs with a base model
-        route_cols = [f"routes/id/{k}" for k in ROUTE_KEYS]
-        return cols + [c for c in route_cols if all(c in f for f in finals)]
-    return [k for k in CATEGORICAL_KEYS if all(k in f for f in finals)]
+        for source in ("eval", "routes"):
+            logged = {m.set for f in finals for m in f if m.source == source}
+            configured = [s for s in set_order(finished) if s in logged]
+            for s in configured + sorted(logged - set(configured)):
+                cols += set_columns(finals, source, s, every=source == "routes")
+        return cols
+    return set_columns(finals, "", "", every=True)
 
 
-def logged_ks(finals: list[dict], prefix: str) -> list[int]:
-    """The k of every `<prefix>k` metric (standard errors left out), sorted."""
+def _family_order(family: str) -> tuple:
+    names = list(FAMILIES)
+    return (names.index(family), "") if family in names else (len(names), family)
+
+
+def set_columns(finals: list[dict], source: str, set_name: str, every: bool) -> list[Metric]:
+    """The shown columns of one evaluation set (`source` `eval` or `routes`; "" for values
+    without a set): see `metric_columns`; with `every`, only the metrics all `finals` hold."""
+    written = [
+        m for f in finals for m in f if m.source == source and m.set == set_name and not m.stat
+    ]
+    families = {m.family for m in written}
+    cols = []
+    for family in sorted(families, key=_family_order):
+        declared = FAMILIES.get(family) or Family(family)
+        if not declared.shown or declared.instead_of in families:
+            continue
+        ks = sorted({m.k for m in written if m.family == family and m.k is not None})
+        here = [m for m in dict.fromkeys(written) if m.family == family and m.k is None]
+        for k in shown_ks(declared, ks):
+            here.append(Metric(family, set_name, k, source))
+        if every:
+            here = [m for m in here if all(m in f for f in finals)]
+        cols += here
+        deltas = [m.delta() for m in here if m.k is not None]
+        cols += [d for d in deltas if any(d in f for f in finals)]  # runs with a base model
+    return cols
+
+
+def shown_ks(family: Family, ks: list[int]) -> list[int]:
+    """The k of `family` a table shows, of those written (`ks`, sorted): `family.ks` (None:
+    all); where none of them was written the smallest, and the largest written below the last
+    of `family.ks` (the largest the evaluation allows)."""
+    if family.ks is None:
+        return ks
+    chosen = [k for k in family.ks if k in ks] or ks[:1]
+    if ks and ks[-1] not in chosen and ks[-1] < family.ks[-1]:
+        chosen.append(ks[-1])
+    return chosen
+
+
+def logged_ks(finals: list[dict], like: Metric) -> list[int]:
+    """The k of every value of `like`'s family on its set that `finals` hold, sorted."""
     return sorted(
         {
-            int(k.split("@")[1])
+            m.k
             for f in finals
-            for k in f
-            if k.startswith(prefix) and "_" not in k[len(prefix) :]
+            for m in f
+            if m.k is not None
+            and not m.stat
+            and (m.source, m.set, m.family) == (like.source, like.set, like.family)
         }
     )
 
 
-def sets_of(cols: list[str]) -> list[str]:
+def sets_of(cols: list[Metric]) -> list[str]:
     """The evaluation sets of the table's columns, in column order (as configured)."""
-    return list(dict.fromkeys(c.split("/")[1] for c in cols if c.startswith("eval/")))
+    return list(dict.fromkeys(c.set for c in cols if c.source == "eval"))
 
 
-def headline(cols: list[str]) -> list[str]:
+def headline(cols: list[Metric]) -> list[Metric]:
     """The evaluation metrics among the table's columns (changes against the base left out)."""
-    return [c for c in cols if c.startswith("eval/") and "/delta_" not in c]
+    return [c for c in cols if c.source == "eval" and not c.stat]
 
 
-def aggregate(runs: list[Run]) -> tuple[list[str], list[dict]]:
+def aggregate(runs: list[Run]) -> tuple[list[Metric], list[dict]]:
     """Rows of `{group, n_seeds, <metric>: (mean, se)}` over finished runs, grouped."""
     keys = swept_keys(runs)
     finished = [r for r in runs if r.metrics is not None]
@@ -93,25 +124,24 @@ def aggregate(runs: list[Run]) -> tuple[list[str], list[dict]]:
         members = groups[label]
         row = {"group": label, "n_seeds": len(members)}
         for c in cols:
-            row[c] = mean_se([m.metrics["final"].get(c, float("nan")) for m in members])
+            row[c] = mean_se([m.final.get(c, float("nan")) for m in members])
         rows.append(row)
     return cols, rows
 
 
-def paired_matrix(pairs: list[tuple[Run, Run]], col: str, step: int | None = None) -> np.ndarray:
-    """`[S, M]` differences B - A per seed and maze at evaluation `step` (None: the final
-    one), or `[S, 1]` of the set-level values where any run lacks per-maze values or the
-    runs were evaluated on different mazes."""
+def paired_matrix(
+    pairs: list[tuple[Run, Run]], col: "Metric | str", step: int | None = None
+) -> np.ndarray:
+    """`[S, M]` differences B - A per seed and maze of `col` (a `Metric` or its name) at
+    evaluation `step` (None: the final one), or `[S, 1]` of the set-level values where any run
+    lacks per-maze values or the runs were evaluated on different mazes."""
+    col = Metric.of(col)
     per = [(per_maze_values(a, col, step), per_maze_values(b, col, step)) for a, b in pairs]
     if all(x and y and len(x[0]) == len(y[0]) and x[1] == y[1] for x, y in per):
         return np.stack([y[0] - x[0] for x, y in per])
     if step is None:
-        return np.array([[b.metrics["final"][col] - a.metrics["final"][col]] for a, b in pairs])
-    _, set_name, metric = col.split("/")
-    return np.array(
-        [[evaluations(b)[step][set_name][metric] - evaluations(a)[step][set_name][metric]]
-         for a, b in pairs]
-    )  # fmt: skip
+        return np.array([[b.final[col] - a.final[col]] for a, b in pairs])
+    return np.array([[eval_value(b, step, col) - eval_value(a, step, col)] for a, b in pairs])
 
 
 def same_value(value: str, reference: str) -> bool:
@@ -148,16 +178,14 @@ def pairings(runs: list[Run]) -> list[tuple[str, list[tuple[Run, Run]]]]:
     return out
 
 
-def paired_comparisons(runs: list[Run], cols: list[str]) -> list[dict]:
+def paired_comparisons(runs: list[Run], cols: list[Metric]) -> list[dict]:
     """The paired difference of every headline column between the finished runs of each
     pairing (`pairings`). Each entry: `key`, `group`, `reference` (group labels as in the
     table), `pairs` and `diffs` {headline column: PairedDiff}."""
     keys = swept_keys(runs)
     out = []
     for key, pairs in pairings([r for r in runs if r.metrics is not None]):
-        cols_here = [
-            c for c in headline(cols) if all(c in r.metrics["final"] for p in pairs for r in p)
-        ]
+        cols_here = [c for c in headline(cols) if all(c in r.final for p in pairs for r in p)]
         if cols_here:
             out.append(
                 {
@@ -171,7 +199,7 @@ def paired_comparisons(runs: list[Run], cols: list[str]) -> list[dict]:
     return out
 
 
-def paired_markdown(cols: list[str], paired: list[dict]) -> list[str]:
+def paired_markdown(cols: list[Metric], paired: list[dict]) -> list[str]:
     """One table per compared key and evaluation set; `converged` per set where the entries
     carry it (`mazerl.analysis.convergence`)."""
     if not paired:
@@ -190,14 +218,10 @@ def paired_markdown(cols: list[str], paired: list[dict]) -> list[str]:
     ]
     for key in PAIRED_KEYS:
         entries = [e for e in paired if e["key"] == key]
-        sets = [
-            s
-            for s in sets_of(cols)
-            if any(c.split("/")[1] == s for e in entries for c in e["diffs"])
-        ]
+        sets = [s for s in sets_of(cols) if any(c.set == s for e in entries for c in e["diffs"])]
         for set_name in sets:
-            section = [c for c in headline(cols) if c.split("/")[1] == set_name]
-            heads = ["Δ" + c.split("/")[-1] for c in section]
+            section = [c for c in headline(cols) if c.set == set_name]
+            heads = ["Δ" + c.short for c in section]
             marked = any("converged" in e for e in entries)
             lines += [f"### {key}, {set_name}", ""]
             lines += table_head(
@@ -222,25 +246,22 @@ def paired_markdown(cols: list[str], paired: list[dict]) -> list[str]:
     return lines
 
 
-def base_row(runs: list[Run], section: list[str]) -> list[str]:
+def base_row(runs: list[Run], section: list[Metric]) -> list[str]:
     """The base model's line of a table: its values averaged over the finished runs' base
     models (one per seed where the base seed follows the seed; their count in `seeds`). A base
     model is known by its weights' sha256 where `metrics.json` records it: one bank model
     evaluated on two CPU kinds (values that differ in the last digits) counts once, with the
     values of the first run that read it."""
-    bases: dict[str, dict] = {}
+    bases: dict = {}
     for r in runs:
-        if r.metrics is not None and r.metrics.get("base"):
-            weights = (r.metrics.get("base_model") or {}).get("sha256")
-            bases.setdefault(
-                weights or json.dumps(r.metrics["base"], sort_keys=True), r.metrics["base"]
-            )
+        if r.metrics is not None and r.base:
+            bases.setdefault(r.origin.sha256 or tuple(sorted(r.base.items(), key=str)), r.base)
     if not bases or not any(c in b for b in bases.values() for c in section):
         return []
     cells = []
     for c in section:
         values = [b[c] for b in bases.values() if c in b]
-        if "/delta_" in c or not values:
+        if c.stat or not values:
             cells.append("-")
             continue
         mean, se = mean_se(values)
@@ -280,16 +301,15 @@ def fell_markdown(runs: list[Run], set_name: str = "id") -> list[str]:
     own base model's (`metrics.json`'s `final` against its `base`) and those whose last
     evaluation is `FELL_POINTS` or more below the one before it (`eval/step_*.json`), one line
     each. Listed, never dropped: each stays in every mean and interval. Empty where none fell."""
-    col = f"eval/{set_name}/exact_pass@1"
+    col = Metric("exact_pass", set_name, 1)
     fell = []
     for r in runs:
-        final = (r.metrics or {}).get("final", {}).get(col)
+        final = r.final.get(col) if r.metrics is not None else None
         if final is None:
             continue
-        base = (r.metrics.get("base") or {}).get(col)
+        base = r.base.get(col)
         steps = sorted(evaluations(r))
-        before = evaluations(r)[steps[-2]].get(set_name, {}) if len(steps) > 1 else {}
-        previous = before.get("exact_pass@1")
+        previous = eval_value(r, steps[-2], col) if len(steps) > 1 else None
         if base is not None and final < base:
             fell.append(
                 f"- {r.path.name}: {100 * final:.1f}%, below its base model's {100 * base:.1f}%"
@@ -340,7 +360,7 @@ def table_head(columns: list[str]) -> list[str]:
 
 
 def markdown(
-    cols: list[str],
+    cols: list[Metric],
     rows: list[dict],
     runs: list[Run],
     paired: list[dict] = (),
@@ -360,19 +380,15 @@ def markdown(
     ]
     if code := code_line(runs):
         lines += [code, ""]
-    sections: dict[str, list[str]] = defaultdict(list)
+    sections: dict[str, list[Metric]] = defaultdict(list)
     for c in cols:
-        if c.startswith("eval/"):
-            sections[c.split("/")[1]].append(c)
+        if c.source == "eval":
+            sections[c.set].append(c)
         else:
-            sections[
-                "routes (id set, exact masses)" if c.startswith("routes/") else "final"
-            ].append(c)
+            sections[f"routes ({c.set} set, exact masses)" if c.source else "final"].append(c)
     for name, section in sections.items():
         if rows:
-            heads = [
-                c.split("/")[-1].replace("delta_", "Δ").replace("_vs_base", "") for c in section
-            ]
+            heads = [("Δ" if c.stat else "") + c.short for c in section]
             lines += [f"### {name}", "", *table_head(["group", "seeds", *heads])]
             lines += base_row(runs, section)
             for row in rows:
@@ -393,7 +409,7 @@ def markdown(
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def write_csv(path: Path, cols: list[str], rows: list[dict], paired: list[dict] = ()) -> None:
+def write_csv(path: Path, cols: list[Metric], rows: list[dict], paired: list[dict] = ()) -> None:
     """One row per group: mean and standard error of every column (the error empty with one
     seed), then per compared key the reference group and the paired difference of each
     headline metric with its 95% interval (`paired_<key>/<metric>`, `_lo`, `_hi`; empty where

@@ -5,8 +5,8 @@ and the two verdicts computed from a row's own numbers (docs/concepts/verdicts.m
 - **direction**: `shown` where the Holm-adjusted p is below `ALPHA`, else `not shown` (the
   sign of the estimate says which way);
 - **magnitude** against a reference value: `below`, `consistent` or `above` it, by the
-  prediction interval for one run where the reference is a single run (as the papers' tables
-  are), by the confidence interval where it is a mean; empty without a reference.
+  prediction interval for one run where the reference is a single run (a published table of
+  one run per cell), by the confidence interval where it is a mean; empty without a reference.
 """
 
 import math

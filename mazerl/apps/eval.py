@@ -16,6 +16,7 @@ from omegaconf import DictConfig
 
 from mazerl.apps.launch import launch
 from mazerl.core.cli import exit_on_user_error, no_run_dir_on_user_error
+from mazerl.eval.metric_names import Metric
 
 
 @exit_on_user_error
@@ -86,8 +87,9 @@ def _evaluate(cfg: DictConfig, out: Path) -> dict:
         out / "eval.json",
     )
     for name in results:
-        ks = [k for k in flat if k.startswith(f"eval/{name}/pass@") and not k.endswith("_se")]
-        print(f"{name}: " + "  ".join(f"{k.split('/')[-1]} {flat[k]:.3f}" for k in ks))
+        sampled = Metric("pass", name)  # its sampled pass@k, every k written
+        shown = [m for k in flat if (m := Metric.parse(k)) and m == sampled.at(m.k)]
+        print(f"{name}: " + "  ".join(f"{m.short} {flat[m.name]:.3f}" for m in shown))
     print(f"evaluated in {time.time() - t0:.0f}s -> {out / 'eval.json'}")
     return flat
 

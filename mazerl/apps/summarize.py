@@ -8,11 +8,12 @@ where they match); a sweep of 3 or more methods (`algo`) adds the leaderboard
 bank model (`mazerl-summarize MY_SWEEP experiments/runs/decisive --out DIR` puts a new method
 among the committed ones; each N is read at its finished runs' end, or at the latest
 evaluation its started runs share before any has finished or where they ran different lengths);
-paired comparisons add how many base models reach +-5 points (`mazerl.analysis.power`), runs
-from bank models what in a base model decides the gain (`mazerl.analysis.base_models`,
-`base_models.png`); runs that fell (ended below their own base model, or 20 points below
-their evaluation before the last) and runs forked from another run's checkpoint
-(`train.fork`) are listed (kept in every mean). `--at-step STEP` reads
+paired comparisons add how many base models reach +-5 points (`mazerl.analysis.power`); runs
+that fell (ended below their own base model, or 20 points below their evaluation before the
+last) and runs forked from another run's checkpoint (`train.fork`) are listed (kept in every
+mean). A `study.yaml` in SWEEP_DIR adds the study's own: `claims:` its claims file
+(`claims.md`, `claims.csv`, the verdicts by one rule), `sections:` its summary sections
+(`mazerl.analysis.study`). `--at-step STEP` reads
 every run as it stood at its evaluation at STEP (a longer run counts as ended there). The
 markdown is also printed. The work is `mazerl.analysis`, which a notebook can import directly.
 """

@@ -20,6 +20,7 @@ from tqdm.contrib.logging import logging_redirect_tqdm
 
 from mazerl.algos import AlgoConfig, FocalConfig
 from mazerl.core.provenance import short_code
+from mazerl.eval.metric_names import Metric
 
 logger = logging.getLogger("mazerl")
 
@@ -81,13 +82,13 @@ def config_summary(
 
 def final_summary(final: dict, base: dict, ks: list[int]) -> str:
     """Final pass@k per evaluation set, base -> trained, at the headline k."""
-    sets = dict.fromkeys(key.split("/")[1] for key in final if key.startswith("eval/"))
+    metrics = [m for key in final if (m := Metric.parse(key)) and m.source == "eval"]
     lines = ["final pass@k (base -> trained):"]
-    for s in sets:
+    for s in dict.fromkeys(m.set for m in metrics):
         pairs = [
             f"pass@{k} {base[key]:.3f} -> {final[key]:.3f}"
             for k in ks
-            if (key := f"eval/{s}/pass@{k}") in final and key in base
+            if (key := Metric("pass", s, k).name) in final and key in base
         ]
         lines.append(f"  {s}: " + ", ".join(pairs))
     return "\n".join(lines)

@@ -1,39 +1,75 @@
-"""The sweep beside the paper's Table 4: exact ID pass@1 and pass@256 per group size N and
-focal gamma (percent), each gamma's paired gain over GRPO with its 95% interval and what the
-interval says against the paper's gain, and gains pooled over group sizes."""
+"""The sweep beside the F-GRPO paper's Maze results (arXiv 2602.06717, Table 4: 17x17-grid
+mazes, a 3M-parameter transformer, 256 mazes per step, 20,000 RL steps, one run per cell;
+percent on 256 held-out mazes): exact ID pass@1 and pass@256 per group size N and focal gamma
+(percent), each gamma's paired gain over GRPO with its 95% interval and what the interval says
+against the paper's gain, and gains pooled over group sizes.
+
+A study adds the section by naming it in its sweep folder's `study.yaml`:
+
+    sections:
+      - ../../studies/paper/sections.py:beside_table4
+"""
 
 import math
 
 import numpy as np
 
-from mazerl.analysis.paper import TABLE4, reading, table4_gain
-from mazerl.analysis.stats import mean_se, paired_difference
+from mazerl.analysis.runs import Run
+from mazerl.analysis.stats import mean_se, paired_difference, reading
+from mazerl.analysis.study import Summary
 from mazerl.analysis.tables import paired_matrix, table_head
+from mazerl.eval.metric_names import Metric
+
+PAPER_STEPS = 20_000
+# N -> {gamma: (pass@1, pass@128, pass@256)}; gamma 0 is GRPO
+TABLE4 = {
+    4: {0.0: (65.6, 67.1, 67.3), 0.5: (74.4, 75.8, 75.9), 1.0: (79.7, 81.4, 81.5)},
+    8: {0.0: (72.2, 73.3, 73.4), 0.5: (83.4, 84.0, 84.0), 1.0: (76.3, 76.6, 76.6)},
+    16: {0.0: (73.9, 74.2, 74.2), 0.5: (83.7, 84.3, 84.3), 1.0: (84.4, 86.4, 86.5)},
+    32: {0.0: (74.5, 74.9, 75.1), 0.5: (85.1, 85.8, 85.8), 1.0: (84.9, 85.8, 85.8)},
+    64: {0.0: (73.4, 74.4, 74.7), 0.5: (85.4, 86.5, 86.5), 1.0: (84.8, 85.8, 85.8)},
+    128: {0.0: (75.8, 76.7, 76.9), 0.5: (93.6, 96.4, 96.5), 1.0: (91.2, 95.7, 95.7)},
+}
+TABLE4_KS = (1, 128, 256)
+
+
+def table4_gain(n: int, gamma: float, k: int) -> float | None:
+    """The paper's F-GRPO gamma minus GRPO at group size `n` in pass@k (points), or None
+    where the paper has no such cell."""
+    cells = TABLE4.get(n, {})
+    if k not in TABLE4_KS or gamma not in cells or gamma == 0:
+        return None
+    i = TABLE4_KS.index(k)
+    return round(cells[gamma][i] - cells[0.0][i], 1)
+
 
 KS = (1, 256)
+PAPERS = "the paper's"  # how `reading` names the reference
 POOLS = {"all N >= 32": lambda n: n >= 32, "all N": lambda n: True}
 
 
-def _algo(run) -> str:
-    return run.config.get("algo", {}).get("name", "")
+def _n_gamma(run: Run) -> tuple[int, float]:
+    return run.n, run.gamma
 
 
-def _n_gamma(run) -> tuple[int, float]:
-    return int(run.config["train"]["group_size"]), float(run.config["focal"]["gamma"])
+def beside_table4(summary: Summary) -> list[str]:
+    """The section (a `study.yaml` section): `table4_markdown` of the summary's paired
+    comparisons."""
+    return table4_markdown(summary.paired)
 
 
 def table4_markdown(paired: list[dict], set_name: str = "id") -> list[str]:
     """The section, from the entries of `paired_comparisons` that compare F-GRPO with GRPO
     (swept as `focal.gamma`, or as `method` presets): GRPO at gamma 0 against GRPO at a gamma
-    above 0, both read from the runs' configs; nothing where the sweep has none or no exact
-    values."""
-    cols = [f"eval/{set_name}/exact_pass@{k}" for k in KS]
+    above 0, both as the run records read them from the saved configs; nothing where the
+    sweep has none or no exact values."""
+    cols = [Metric("exact_pass", set_name, k) for k in KS]
     entries = [
         e
         for e in paired
         if e["key"] in ("focal.gamma", "method")
         and all(c in e["diffs"] for c in cols)
-        and all(_algo(r) == "grpo" for r in e["pairs"][0])
+        and all(r.method.algo == "grpo" for r in e["pairs"][0])
         and _n_gamma(e["pairs"][0][0])[1] == 0 < _n_gamma(e["pairs"][0][1])[1]
     ]
     if not entries:
@@ -58,20 +94,20 @@ def table4_markdown(paired: list[dict], set_name: str = "id") -> list[str]:
     for n in ns:
         for k, col in zip(KS, cols, strict=True):
             first = next(e for (m, _), e in by_cell.items() if m == n)
-            grpo = [a.metrics["final"][col] for a, _ in first["pairs"]]
+            grpo = [a.final[col] for a, _ in first["pairs"]]
             cells = [_percent(grpo)]
             diffs, readings = [], []
             for g in gammas:
                 e = by_cell.get((n, g))
-                cells.append(
-                    _percent([b.metrics["final"][col] for _, b in e["pairs"]]) if e else "-"
-                )
+                cells.append(_percent([b.final[col] for _, b in e["pairs"]]) if e else "-")
                 d = e["diffs"][col] if e else None
                 diffs.append(_gain(d))
                 count += d is not None and math.isfinite(d.se)
                 if d is not None and math.isfinite(d.se):
                     lo, hi = (100 * x for x in d.interval())
-                    readings.append(f"γ {g:g}: {reading(lo, hi, table4_gain(n, g, k))}")
+                    readings.append(
+                        f"γ {g:g}: {reading(lo, hi, table4_gain(n, g, k), whose=PAPERS)}"
+                    )
             paper = _paper(n, gammas, k)
             lines.append(
                 f"| {n} | pass@{k} | " + " | ".join(cells + diffs) + f" | {paper} | "
@@ -88,7 +124,7 @@ def table4_markdown(paired: list[dict], set_name: str = "id") -> list[str]:
                 f"| {name} ({d.seeds} seeds) | pass@{k} | " + " | ".join(["-"] * len(heads))
                 + " | " + " | ".join(_gain(d) if h == g else "-" for h in gammas)
                 + f" | {'' if paper_mean is None else f'mean gain {paper_mean:+.1f}'} | "
-                + f"γ {g:g}: {reading(lo, hi, paper_mean)} |"
+                + f"γ {g:g}: {reading(lo, hi, paper_mean, whose=PAPERS)} |"
             )  # fmt: skip
     return [*lines, "", f"{count} intervals in this table.", ""]
 

@@ -26,7 +26,12 @@ probabilities p_m on the 1,024 ID mazes of the studies' evaluation (`experiment=
   tokens of its own samples (`samples` per ID maze, at the evaluation temperature).
 
 `mazerl/bank/features.json` holds them for every bank model (`python
-experiments/bank_features.py`), so a study's summary needs no model.
+experiments/bank_features.py`), so a study's summary needs no model. A study adds the section
+"What in a base model decides the gain" (and `base_models.png`) by naming it in its sweep
+folder's `study.yaml`:
+
+    sections:
+      - ../../studies/bank/sections.py:base_models
 """
 
 import json
@@ -41,14 +46,16 @@ import torch
 from scipy import stats
 
 from mazerl.algos.tail_miss import tail_miss
-from mazerl.analysis.figures import Output, colours, footer, method_name, save_figure
+from mazerl.analysis.figures import Output, colours, footer, save_figure
 from mazerl.analysis.leaderboard import bank_model
 from mazerl.analysis.runs import Run
+from mazerl.analysis.study import Summary
 from mazerl.analysis.tables import table_head
 from mazerl.core.config import to_container
 from mazerl.core.streams import STREAM_EVAL_SAMPLING, torch_generator
 from mazerl.envs.spec import MazeSpec
 from mazerl.eval.evaluate import build_sets, exact_route_masses, mazes_hash
+from mazerl.eval.metric_names import Metric
 from mazerl.eval.passk import exact_pass_at_k
 from mazerl.rollout import generate, score
 from mazerl.train.bank import BANK_DIR, bank_index
@@ -58,7 +65,7 @@ FEATURES = "features.json"
 GROUP_SIZES = (8, 32)
 PASS_KS = (1, 256, 2048)
 QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
-GAIN = "eval/id/exact_pass@1"  # the gain regressed: exact ID pass@1, method minus GRPO
+GAIN = Metric("exact_pass", "id", 1)  # the gain regressed: exact ID pass@1, method minus GRPO
 REGRESSORS = ("exact_pass@1", "exact_pass@256", "tail@{n}", "entropy", "tail_loss@{n}")
 PREDICTED = "tail_loss@{n}"  # the theory's score, ranked against the measured gains
 
@@ -125,7 +132,7 @@ def bank_features(cfg, folder: Path = BANK_DIR, samples: int = 16, log=print) ->
         log(f"{entry['name']}: exact pass@1 {p.mean():.4f}, tail@8 {models[-1]['tail@8']:.3f}, "
             f"entropy {entropy:.4f}")  # fmt: skip
     return {
-        "about": "features of the bank models before RL (mazerl.analysis.base_models)",
+        "about": "features of the bank models before RL (experiments/studies/bank/sections.py)",
         "set": {"name": "id", "mazes": len(mazes), "mazes_hash": mazes_hash(mazes)},
         "entropy_samples": samples,
         "models": models,
@@ -197,17 +204,14 @@ def bank_study(runs: list[Run], features_path: Path | None = None) -> BankStudy 
     cells: dict = defaultdict(lambda: defaultdict(list))  # (method, N) -> sha256 -> values
     used = set()
     for r in runs:
-        if r.metrics is None or GAIN not in r.metrics["final"]:
+        if r.metrics is None or GAIN not in r.final:
             continue
         label, _ = bank_model(r, index)
         if label is None:
             continue
         sha = by_label[label]["sha256"]
         used.add(sha)
-        algo = (r.config.get("algo") or {}).get("name", "")
-        gamma = float((r.config.get("focal") or {}).get("gamma", 0.0))
-        n = int((r.config.get("train") or {}).get("group_size") or 0)
-        cells[(method_name(algo, gamma, r.config), n)][sha].append(r.metrics["final"][GAIN])
+        cells[(r.method.name, r.n)][sha].append(r.final[GAIN])
     if not used:
         return None
     study = BankStudy({s: known[s] for s in used if s in known})
@@ -223,6 +227,14 @@ def bank_study(runs: list[Run], features_path: Path | None = None) -> BankStudy 
                 s: float(np.mean(by_model[s]) - np.mean(grpo[s])) for s in both
             }
     return study
+
+
+def base_models(summary: Summary) -> list[str]:
+    """The section (a `study.yaml` section): `base_models_markdown` of the summary's runs, and
+    `base_models.png` (`plot_base_models`)."""
+    study = bank_study(summary.runs)
+    plot_base_models(summary.dest, study)
+    return base_models_markdown(study)
 
 
 def base_models_markdown(study: BankStudy | None) -> list[str]:
@@ -243,7 +255,7 @@ def base_models_markdown(study: BankStudy | None) -> list[str]:
         ]
     models = sorted(study.features.values(), key=lambda m: m["seed"])
     lines += [
-        "Before RL, exact on the 1,024 ID mazes (the module mazerl.analysis.base_models "
+        "Before RL, exact on the 1,024 ID mazes (experiments/studies/bank/sections.py "
         "defines each): tail@N = fraction of mazes with p < 1/N; tail_loss@N = tau Pr(B_tau) "
         "(Lemma 3.1 at p = pass@1, tau = correct mass on the tail mazes), the theory's "
         "predicted focal gain score; entropy in nats per token of the model's own samples.",
