@@ -238,6 +238,8 @@ def surrogate(
         name: the loss's name, the option `algo.loss=NAME`.
         reads_every_row: True declares that its value on a row depends on the other rows (a
             batch statistic): the update then never skips a row.
+        on_policy: the registered loss this one equals at one update per batch (rho = 1 at
+            every token: Clip-Cov and KL-Cov are then the clipped loss); None: none.
 
     Returns:
         The decorator; it returns the surrogate itself as is.
@@ -251,9 +253,14 @@ def surrogate(
 
 
 def on_policy_loss(loss: str) -> str:
-    """The registered loss whose update `loss` computes at one update per batch (rho = 1 at
-    every token): its `on_policy` declaration, else `loss` itself (also for a name not
-    registered here, such as a plug-in's not installed)."""
+    """The loss whose update `loss` computes at one update per batch (rho = 1 at every token).
+
+    Args:
+        loss: a policy loss's name (registered or not: a plug-in's not installed).
+
+    Returns:
+        Its `on_policy` declaration, else `loss` itself.
+    """
     if loss not in POLICY_LOSSES:
         return loss
     return getattr(POLICY_LOSSES.get(loss), "on_policy", None) or loss

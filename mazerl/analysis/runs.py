@@ -26,7 +26,7 @@ from omegaconf.errors import OmegaConfBaseException
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from mazerl.analysis.folders import run_dirs
-from mazerl.core.config import CONF_DIR
+from mazerl.core.config import CONF_DIR, load_option
 from mazerl.eval.metric_names import Metric
 from mazerl.eval.passk import exact_pass_at_k, pass_at_k
 from mazerl.train.run_state import read_metrics
@@ -104,20 +104,16 @@ def method_name(algo: str, gamma: float, config: dict | None = None) -> str:
 @functools.lru_cache(maxsize=64)
 def shipped_label(algo: str) -> str:
     """The label of `algo` where a run's saved config has none (runs from before labels): the
-    shipped `conf/algo/<algo>.yaml`'s (read as a plain YAML file), else a plug-in method's
-    (`plugin_method`), else the name."""
-    path = CONF_DIR / "algo" / f"{algo}.yaml"
-    if path.is_file():
-        try:
-            label = (yaml.safe_load(path.read_text()) or {}).get("label")
-        except yaml.YAMLError:
-            label = None
+    shipped `conf/algo/<algo>.yaml`'s (with its bases, `load_option`), else an estimator's
+    without a YAML (`estimator_method`), else the name."""
+    if (CONF_DIR / "algo" / f"{algo}.yaml").is_file():
+        label = load_option("algo", algo).get("label")
         if label:
             return str(label)
-    from mazerl.algos.config import plugin_method, plugin_methods
+    from mazerl.algos.config import estimator_method, estimator_methods
 
-    if algo in plugin_methods():
-        return plugin_method(algo).label or algo
+    if algo in estimator_methods():
+        return estimator_method(algo).label or algo
     return algo
 
 

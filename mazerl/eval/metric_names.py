@@ -45,7 +45,14 @@ FAMILIES: dict[str, Family] = {}
 
 
 def declare(family: Family) -> Family:
-    """Add (or replace) a family of `FAMILIES`; returns it."""
+    """Add (or replace) a family of `FAMILIES`.
+
+    Args:
+        family: the declaration, keyed by its `name`.
+
+    Returns:
+        `family` itself.
+    """
     FAMILIES[family.name] = family
     return family
 
@@ -95,7 +102,14 @@ class Metric:
 
     @classmethod
     def parse(cls, name: str) -> "Metric | None":
-        """The metric a name written by the evaluation stands for (None: not such a name)."""
+        """The metric a name written by the evaluation stands for.
+
+        Args:
+            name: a name as written (`eval/id/exact_pass@256`, `eval/id/pass@1_se`, ...).
+
+        Returns:
+            The metric; None where `name` is not such a name.
+        """
         m = _NAME.match(name)
         if m is None or (m["source"] is not None and m["source"] not in SOURCES):
             return None
@@ -115,7 +129,17 @@ class Metric:
 
     @classmethod
     def of(cls, metric: "Metric | str") -> "Metric":
-        """`metric` itself, or the metric its name stands for (ValueError: not a metric name)."""
+        """A metric from itself or its name.
+
+        Args:
+            metric: a `Metric`, or a name as written.
+
+        Returns:
+            `metric` itself, or the metric its name stands for.
+
+        Raises:
+            ValueError: `metric` is not a metric name the evaluation writes.
+        """
         if isinstance(metric, Metric):
             return metric
         parsed = cls.parse(metric)
@@ -163,9 +187,20 @@ class Metric:
         return replace(self, stat="")
 
     def delta(self) -> "Metric":
-        """Its change from the base model."""
+        """Its change from the base model.
+
+        Returns:
+            The same metric with `stat` `delta_vs_base`.
+        """
         return replace(self, stat="delta_vs_base")
 
     def at(self, k: int) -> "Metric":
-        """The same family and set at another k."""
+        """The same family and set at another k.
+
+        Args:
+            k: the k of pass@k (a route index for an indexed family).
+
+        Returns:
+            The metric at `k`.
+        """
         return replace(self, k=k)

@@ -18,11 +18,27 @@ METRICS = Registry("evaluation metric", "mazerl.eval", ("METRICS.register",))
 
 @METRICS.register("success_rate")
 def success_rate(correct: np.ndarray, n: int) -> float:
-    """The share of the samples that succeeded, over every maze."""
+    """The share of the samples that succeeded, over every maze.
+
+    Args:
+        correct: `[M]` successes of each maze's n samples.
+        n: samples per maze.
+
+    Returns:
+        The mean of `correct / n`, in [0, 1].
+    """
     return float((correct / n).mean())
 
 
 @METRICS.register("coverage")
 def coverage(correct: np.ndarray, n: int) -> float:
-    """The share of mazes solved at least once in n samples."""
+    """The share of mazes solved at least once in n samples.
+
+    Args:
+        correct: `[M]` successes of each maze's n samples.
+        n: samples per maze.
+
+    Returns:
+        The share of mazes with `correct > 0`, in [0, 1].
+    """
     return float((correct > 0).mean())
