@@ -10,10 +10,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import ROOT
+from hydra.errors import ConfigCompositionException
 
 from mazerl.algos import estimator_methods
 from mazerl.algos.config import ADVANTAGES
+from mazerl.apps.launch import check_before_run
+from mazerl.apps.schema import composition_error, register_configs
 from mazerl.core.config import CONF_DIR
 from mazerl.envs.layouts import shipped_layouts
 from mazerl.policy import POLICIES
@@ -57,3 +61,43 @@ def test_each_mistake_is_one_line_before_torch_loads(tmp_path):
     for r in results:
         assert (r["name"], r["code"], r["stderr"]) == (r["name"], 2, f"error: {lines[r['name']]}\n")
         assert not r["torch"], f"{r['name']}: torch was imported before the error"
+
+
+# (file under the config dir, its text, the override that picks it, the line): Hydra stops
+# merging the file; the line names the file and the key as written there
+FILES = [
+    (
+        "experiment/sets.yaml",
+        "# @package _global_\neval:\n  sets:\n    - {nme: x}\n",
+        "experiment=sets",
+        "unknown key eval.sets.0.nme; did you mean eval.sets.0.name?",
+    ),
+    (
+        "train/mine.yaml",
+        "defaults:\n  - default\nlrr: 0.1\n",
+        "train=mine",
+        "unknown key train.lrr; did you mean train.lr?",
+    ),
+    (
+        "experiment/top.yaml",
+        "# @package _global_\ndevcie: cpu\n",
+        "experiment=top",
+        "unknown key devcie; did you mean device?",
+    ),
+    (
+        "maze/big.yaml",
+        "defaults:\n  - default\nsize: large\n",
+        "maze=big",
+        "maze.size must be an integer in [2, 64] cells, got large",
+    ),
+]
+
+
+@pytest.mark.parametrize(("path", "text", "override", "line"), FILES, ids=[f[0] for f in FILES])
+def test_a_bad_key_or_value_in_a_config_file_names_the_file(tmp_path, path, text, override, line):
+    (tmp_path / path).parent.mkdir(parents=True)
+    (tmp_path / path).write_text(text)
+    register_configs([])
+    with pytest.raises(ConfigCompositionException) as e:
+        check_before_run("config", ["--config-dir", str(tmp_path), override])
+    assert composition_error(e.value) == f"{tmp_path / path}: {line}"
