@@ -2,8 +2,10 @@
 evaluation metric, a policy), each one file taken from `docs/guide/extending.md`, written into a
 copy of the package: nothing else is edited, the in-tree estimator and policy are options
 without a YAML (`algo=NAME`, `policy=NAME`), the contract tests find and pass them, and a
-two-iteration training uses them, the new metric in `metrics.json` and TensorBoard."""
+two-iteration training uses them, the new metric in `metrics.json`, TensorBoard and the
+summary's `summary.csv`."""
 
+import csv
 import os
 import re
 import shutil
@@ -122,3 +124,9 @@ def test_the_guides_additions_pass_the_contract_tests_and_train(tmp_path):
     # the metric is 1 exactly where every maze is solved by at least half its samples:
     # never above coverage (solved at least once), never below "every sample succeeds"
     assert m["final"]["eval/id/coverage"] >= value
+    # and in the summary: its column in summary.csv, with no edit of the analysis
+    out = run_app("mazerl.apps.summarize", str(run), cwd=tmp_path, env=env, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    with open(run / "summary.csv", newline="") as f:
+        (row,) = list(csv.DictReader(f))
+    assert float(row["eval/id/majority"]) == pytest.approx(value)
