@@ -113,6 +113,7 @@ def test_the_guides_additions_pass_the_contract_tests_and_train(tmp_path):
     config = yaml.safe_load((run / ".hydra" / "config.yaml").read_text())
     assert config["algo"]["advantage"] == "std_floor"
     assert config["algo"]["advantage_kwargs"] == {"floor": 0.25}
+    assert config["algo"]["label"] == "std-floor GRPO[ + focal γ {gamma}]"
     assert config["policy"] == {"name": "mlp", "sees_position": False, "hidden": 64, "depth": 3}
     m = metrics(run)
     assert m["iterations"] == 2

@@ -192,7 +192,9 @@ def test_a_plugin_estimator_is_the_option_algo_name(tmp_path):
     algo = yaml.safe_load((run / ".hydra" / "config.yaml").read_text())["algo"]
     grpo = yaml.safe_load((ROOT / "mazerl" / "conf" / "algo" / "grpo.yaml").read_text())
     assert (algo.pop("name"), algo.pop("advantage")) == ("toy_sign", "toy_sign")
-    assert algo == {k: v for k, v in grpo.items() if k not in ("defaults", "name", "advantage")}
+    assert algo.pop("label") is None  # shown by its name, not as GRPO
+    mine = ("defaults", "name", "advantage", "label")
+    assert algo == {k: v for k, v in grpo.items() if k not in mine}
     # called on each iteration's 4 mazes x 2 rollouts, and on the config's check (1 x 2)
     calls = (plugins / "estimator.log").read_text().split()
     assert sorted(calls) == ["1x2", "4x2", "4x2"]

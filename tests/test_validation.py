@@ -102,6 +102,8 @@ def test_schema_defaults_equal_the_yaml_values():
             continue
         values = OmegaConf.load(CONF_DIR / f"{name}.yaml")
         values.pop("defaults", None)
+        if name == "algo/grpo":  # the schema shows a method by its name; GRPO's file names it
+            assert values.pop("label") == "[F-]GRPO[ γ {gamma}]"
         schema = OmegaConf.structured(cls)
         assert OmegaConf.merge(schema, values) == schema, name
     top = OmegaConf.load(CONF_DIR / "config.yaml")

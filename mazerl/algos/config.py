@@ -82,9 +82,9 @@ class AlgoConfig:
     label: str | None = setting(
         None,
         optional(TEXT),
-        "the method's display name in tables and figures (null: its name); a template: "
-        "{gamma} the focal exponent, {a.b} a setting of this config, [...] shown only with "
-        "the focal weight (gamma > 0): '[F-]GRPO[ γ {gamma}]'",
+        "the method's display name in tables and figures (null: its name; a YAML on a base "
+        "inherits the base's); a template: {gamma} the focal exponent, {a.b} a setting of "
+        "this config, [...] shown only with the focal weight (gamma > 0): '[F-]GRPO[ γ {gamma}]'",
     )
 
 

@@ -428,16 +428,17 @@ def plot_routes(dest: Output, runs: list[Run]) -> Path | None:
         title="rare-route mass over training (smoothed)",
     )
     n_key = swept_n_key(keys)
+    retained = [r for r in finished if FORGOTTEN in r.final]  # routes of the ID set's mazes
     errorbars_vs_n(
         axes[1],
         by_method_and_n(
-            finished,
+            retained,
             keys,
             n_key,
             lambda r: r.setting("maze.routes") - r.final[FORGOTTEN],
         ),
     )
-    routes = {r.setting("maze.routes") for r in finished}
+    routes = {r.setting("maze.routes") for r in retained}
     for n_routes in routes:  # the base model forgets nothing by definition
         axes[1].axhline(n_routes, color="k", ls="--", lw=0.9, label="base model")
     axes[1].set(xlabel="group size N", ylabel="routes per maze not forgotten")
