@@ -6,8 +6,10 @@ unknown method, estimator or policy, a typo in a preset or in a config file of y
     python experiments/mistake_latency.py --busy          # with `yes > /dev/null` on one core
 
 Each mistake runs as a whole process (`python -m mazerl.apps.APP ...`, the interpreter's start
-included), timed with `time.perf_counter` around `subprocess.run` (wall) and by its CPU time
-(user + system, `getrusage`: what the wall time is on a free core); one JSON line per mistake,
+included; `-m` puts the working folder first on the path, so the code timed is the checkout the
+command runs in: to time another commit, run this file by its path from that checkout), timed
+with `time.perf_counter` around `subprocess.run` (wall) and by its CPU time (user + system,
+`getrusage`: what the wall time is on a free core); one JSON line per mistake,
 then a table. Exit code 1 if any median is 1.5 s or more (the target: the settings are checked
 before torch loads). `tests/test_settings_first.py` runs the same list in one process
 (`in_process`) and checks each line and that torch was never imported.
