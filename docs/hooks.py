@@ -71,7 +71,9 @@ def config_page() -> str:
         lines += ["```text", groups(name, {"policy": POLICIES.names()}), "```", ""]
         lines += [*_table(setting_rows(defaults(name, []), APP_SCHEMAS[name])), ""]
     lines += ["## Policies", "", "The keys of each `policy=` option (`--help policy=NAME`):", ""]
-    for option in sorted(p.stem for p in (CONF_DIR / "policy").glob("*.yaml")):
+    for option in sorted(
+        {p.stem for p in (CONF_DIR / "policy").glob("*.yaml")} | {*POLICIES.known()}
+    ):
         values = defaults("config", [f"policy={option}"])["policy"]
         rows = setting_rows(values, policy_schema(values), "policy.")
         lines += [f"### policy={option}", "", *_table(rows), ""]

@@ -11,19 +11,11 @@ from dataclasses import MISSING, fields
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from mazerl.algos.config import estimator_method, estimator_methods
-from mazerl.apps.schema import APP_SCHEMAS
+from mazerl.apps.schema import APP_SCHEMAS, PART_OPTIONS
 from mazerl.core.config import CONF_DIR, groups, load_option
 from mazerl.core.errors import ConfigError
 from mazerl.core.plugins import load_plugins
 from mazerl.core.settings import Rule
-from mazerl.policy.config import POLICIES, policy_config
-
-# the groups whose parts are options without a YAML file: (their names, an option's config)
-PART_OPTIONS = {
-    "policy": (POLICIES.known, policy_config),
-    "algo": (estimator_methods, estimator_method),
-}
 
 FOOTER = (
     "Sweeps: add -m and comma-separated values (see docs/guide/sweeps.md). The config composed "
@@ -51,7 +43,7 @@ def defaults(config_name: str, argv: list[str]) -> dict:
             values[group] = OmegaConf.to_container(OmegaConf.structured(config(option)))
             continue
         if not path.is_file():
-            options = ", ".join(sorted(p.stem for p in path.parent.glob("*.yaml")))
+            options = ", ".join(sorted({p.stem for p in path.parent.glob("*.yaml")} | {*names()}))
             raise ConfigError(f"unknown option {group}={option} (options: {options})")
         values[group] = OmegaConf.to_container(load_option(group, option))
     own = OmegaConf.to_container(primary)

@@ -212,6 +212,12 @@ def _dotted(tree: dict, prefix: str) -> list[str]:
 
 
 # OmegaConf's names of the types it could not convert a command-line value to
+# the groups whose parts are options without a YAML file: (their names, an option's config)
+PART_OPTIONS = {
+    "policy": (POLICIES.known, policy_config),
+    "algo": (estimator_methods, estimator_method),
+}
+
 TYPE_WORDS = {"Integer": "an integer", "Float": "a number", "Boolean": "true or false"}
 
 
@@ -229,9 +235,11 @@ def composition_error(e: Exception) -> str:
     first = str(e).splitlines()[0]
     if isinstance(e, MissingConfigException) and e.missing_cfg_file and e.options:
         group, _, option = e.missing_cfg_file.rpartition("/")
-        close = nearest(option, list(e.options))
+        names, _ = PART_OPTIONS.get(group, (list, None))
+        options = sorted({*e.options, *names()})  # the YAML files and the parts without one
+        close = nearest(option, options)
         hint = f"; did you mean {' or '.join(f'{group}={c}' for c in close)}?" if close else ""
-        return f"unknown option {group}={option}{hint} (options: {', '.join(e.options)})"
+        return f"unknown option {group}={option}{hint} (options: {', '.join(options)})"
     if isinstance(e, OverrideParseException):
         return f"cannot parse {e.override!r}: {e.message.splitlines()[0]}"
     source = failed_file(e)
