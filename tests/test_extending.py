@@ -15,7 +15,7 @@ import sys
 import pytest
 import yaml
 from conftest import ROOT, metrics, run_app, scalars
-from test_plugins import TINY
+from test_plugins import train_with
 
 GUIDE = ROOT / "docs" / "guide" / "extending.md"
 # a code block of the guide whose first line names its file in the package
@@ -97,21 +97,14 @@ def test_the_guides_additions_pass_the_contract_tests_and_train(tmp_path):
     ]
 
     # two iterations with all four, the estimator's parameter from its YAML
-    run = tmp_path / "run"
-    out = run_app(
-        "mazerl.apps.train",
-        *TINY,
+    _, run = train_with(
+        tmp_path,
+        env,
         "algo=std_floor",
         "maze.generator=binary_tree",
         "policy=mlp",
         "policy.depth=3",
-        f"hydra.run.dir={run}",
-        f"base.cache_dir={tmp_path / 'cache'}",
-        cwd=tmp_path,
-        env=env,
-        timeout=300,
     )
-    assert out.returncode == 0, out.stdout + out.stderr
     config = yaml.safe_load((run / ".hydra" / "config.yaml").read_text())
     assert config["algo"]["advantage"] == "std_floor"
     assert config["algo"]["advantage_kwargs"] == {"floor": 0.25}
