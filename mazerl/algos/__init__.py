@@ -11,8 +11,6 @@ registries are here at once, so `--help` and the config checks read them without
 objectives; the first use of any other name below imports its module.
 """
 
-import importlib
-
 from mazerl.algos.config import (
     ADVANTAGES,
     AGGREGATIONS,
@@ -23,6 +21,7 @@ from mazerl.algos.config import (
     estimator_method,
     estimator_methods,
 )
+from mazerl.core.lazy import lazy_getattr
 
 # the objectives' names -> their modules (imported on first use)
 LAZY = {
@@ -39,11 +38,7 @@ LAZY = {
 }
 
 
-def __getattr__(name: str):
-    """A name of `LAZY`, on its first use."""
-    if name not in LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{LAZY[name]}"), name)
+__getattr__ = lazy_getattr(__name__, LAZY)
 
 
 __all__ = [

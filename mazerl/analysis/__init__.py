@@ -6,7 +6,7 @@ tables, figures. `mazerl-summarize` is a thin command over `summarize`.
     summarize(Path("runs/my_sweep"))  # summary.md, summary.csv, figures
 """
 
-import importlib
+from mazerl.core.lazy import lazy_getattr
 
 # the names below -> their modules (imported on first use: `mazerl.analysis.folders` loads
 # without pandas, scipy or matplotlib)
@@ -19,11 +19,7 @@ LAZY = {
 }
 
 
-def __getattr__(name: str):
-    """A name of `LAZY`, on its first use."""
-    if name not in LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{LAZY[name]}"), name)
+__getattr__ = lazy_getattr(__name__, LAZY)
 
 
 __all__ = ["Run", "find_runs", "load_sweep", "per_maze_values", "summarize"]

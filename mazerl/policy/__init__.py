@@ -12,20 +12,17 @@ models; the first lookup in `POLICIES` (or use of `SequencePolicy`, `build_polic
 policy modules.
 """
 
-import importlib
 from typing import TYPE_CHECKING
 
+from mazerl.core.lazy import lazy_getattr
 from mazerl.policy.config import POLICIES, PolicyConfig
 
 if TYPE_CHECKING:
     from mazerl.policy.base import SequencePolicy
 
 
-def __getattr__(name: str):
-    """`SequencePolicy`, from `mazerl.policy.base` (torch), on its first use."""
-    if name != "SequencePolicy":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return importlib.import_module(f"{__name__}.base").SequencePolicy
+# `SequencePolicy`, from `mazerl.policy.base` (torch), on its first use
+__getattr__ = lazy_getattr(__name__, {"SequencePolicy": "base"})
 
 
 def build_policy(cfg) -> "SequencePolicy":
