@@ -54,6 +54,12 @@ class Rollouts:
         return self.reward.reshape(-1, self.group_size)
 
     @property
+    def logp_mean(self) -> torch.Tensor:
+        """`[P, G]` each response's mean token log-prob under the sampling policy (nats)."""
+        mean = self.logp.sum(-1) / self.mask.sum(-1).clamp(min=1)
+        return mean.reshape(-1, self.group_size)
+
+    @property
     def used_length(self) -> int:
         return int(self.length.max().item()) if self.length.numel() else 0
 
@@ -122,8 +128,10 @@ def sample_actions(
     top_p: float,
     generator: torch.Generator | None,
     u: torch.Tensor | None = None,
+    greedy: bool = False,
 ) -> torch.Tensor:
-    """Sample actions from `softmax(logits / temperature)`, optionally nucleus-truncated.
+    """Sample actions from `softmax(logits / temperature)`, optionally nucleus-truncated, or
+    take the most likely ones (`greedy`).
 
     Inverse-CDF sampling on the unnormalised weights, one uniform number per row:
     action = #{k < K-1 : cdf_k <= u * cdf_K}, 8 tensor ops (8x faster than `torch.multinomial`
@@ -135,10 +143,14 @@ def sample_actions(
         top_p: keep the smallest set of actions of mass >= top_p; 1: all.
         generator: draws `u` when it is None.
         u: `[B, 1]` uniform numbers in [0, 1), or None.
+        greedy: the most likely action of each row (the first of equal ones), whatever the
+            temperature and top_p; nothing is drawn.
 
     Returns:
         `[B]` long, the sampled actions.
     """
+    if greedy:
+        return logits.argmax(-1)
     z = logits.float() if temperature == 1.0 else logits.float() / temperature
     weights = (z - z.amax(-1, keepdim=True)).exp()
     if top_p < 1.0:
@@ -197,6 +209,7 @@ def generate(
     generator: torch.Generator | None = None,
     device: torch.device | str = "cpu",
     compact: bool | None = None,
+    greedy: bool = False,
 ) -> Rollouts:
     """Sample `group_size` responses for each maze.
 
@@ -214,6 +227,9 @@ def generate(
         device: where the tensors go.
         compact: run the policy on unfinished rows only (where the policy supports
             `select_rows`); None: from `COMPACT_MIN_ROWS` rows, where it is faster.
+        greedy: take the most likely action at each token instead of sampling (greedy
+            decoding): deterministic, nothing drawn from `generator` or torch's global one;
+            the log-probs are still under `softmax(logits / temperature)`.
 
     Returns:
         The `P * G` rollouts, row `p * G + i` the i-th of maze p.
@@ -224,14 +240,15 @@ def generate(
     with torch.inference_mode():
         out = _sample(
             policy, mazes, prompts, group_size, temperature, top_p, allow_revisits, generator,
-            compact,
+            compact, greedy,
         )  # fmt: skip
     return Rollouts(list(mazes), prompts, group_size, *(x.clone() for x in out))
 
 
 def _sample(
-    policy, mazes, prompts, group_size, temperature, top_p, allow_revisits, generator, compact
-):
+    policy, mazes, prompts, group_size, temperature, top_p, allow_revisits, generator, compact,
+    greedy=False,
+):  # fmt: skip
     """The generation loop: per token one policy step, one sample and one stepper advance;
     the per-step tensors are stacked once at the end, and everything derivable (log-probs,
     positions, mask, how episodes ended) comes after. With `compact`, the policy state keeps
@@ -250,11 +267,11 @@ def _sample(
     for _ in range(t_max):
         if rows is None:
             logits, state = policy.step(state, prev, batch.pos if sees else None)
-            prev = sample_actions(logits, temperature, top_p, generator)
+            prev = sample_actions(logits, temperature, top_p, generator, greedy=greedy)
         else:
             logits, state = policy.step(state, prev[rows], batch.pos[rows] if sees else None)
-            u = torch.rand(b, 1, generator=generator, device=device)
-            action = sample_actions(logits, temperature, top_p, None, u[rows])
+            u = None if greedy else torch.rand(b, 1, generator=generator, device=device)[rows]
+            action = sample_actions(logits, temperature, top_p, None, u, greedy=greedy)
             logits = logits.new_zeros(b, logits.shape[1]).index_copy_(0, rows, logits)
             prev = prev.index_copy(0, rows, action)
         step_logits.append(logits)

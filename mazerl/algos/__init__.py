@@ -26,6 +26,7 @@ from mazerl.core.lazy import lazy_getattr
 # the objectives' names -> their modules (imported on first use)
 LAZY = {
     "estimator": "advantages",
+    "estimator_inputs": "advantages",
     "on_policy_loss": "losses",
     "surrogate": "losses",
     "focal_weight": "focal",

@@ -8,9 +8,12 @@ config is checked by calling it once on a group of the run's size before any wor
 It declares whether it gives exactly 0 to every group whose rewards are all equal
 (`all_equal_zero`, in any dtype and never NaN): the GRPO family does; W-REINFORCE does not
 (it pushes down all-wrong groups), so DAPO's filter, which drops such groups, cannot be used
-with it. A reward transform (`@REWARD_TRANSFORMS.register("name")`, `fn(rewards, **params)`
-from `algo.reward_transform_kwargs`) maps a group's rewards to new ones before the estimator
-sees them (PKPO's pass@k transform).
+with it. An estimator that needs more than the rewards asks for it by a keyword parameter
+named after one of `INPUTS` (`estimator_inputs`): the step computes and hands over only what
+it asks for, so an estimator of rewards alone stays a pure function of them. A reward
+transform (`@REWARD_TRANSFORMS.register("name")`, `fn(rewards, **params)` from
+`algo.reward_transform_kwargs`) maps a group's rewards to new ones before the estimator sees
+them (PKPO's pass@k transform).
 """
 
 import math
@@ -22,6 +25,12 @@ from mazerl.algos.config import ADVANTAGES, REWARD_TRANSFORMS  # noqa: F401  (th
 from mazerl.core.errors import ConfigError
 
 AdvantageFn = Callable[..., torch.Tensor]
+
+# what an estimator may ask for besides the rewards, by a keyword parameter of that name
+INPUTS = {
+    "logp_mean": "[P, G] float, each sample's mean token log-probability (sampling policy)",
+    "greedy_correct": "[P] bool, whether the prompt's greedy answer (argmax per token) is correct",
+}
 
 
 def estimator(name: str, *, all_equal_zero: bool = True) -> Callable[[AdvantageFn], AdvantageFn]:
@@ -54,6 +63,20 @@ def declares_all_equal_zero(name: str) -> bool:
         it is not assumed to).
     """
     return getattr(ADVANTAGES.get(name), "all_equal_zero", False)
+
+
+def estimator_inputs(name: str) -> tuple[str, ...]:
+    """What an estimator asks for besides the rewards.
+
+    Args:
+        name: a registered estimator.
+
+    Returns:
+        The names of `INPUTS` among its keyword parameters (named ones: `**kwargs` asks for
+        nothing), in `INPUTS`' order.
+    """
+    params = ADVANTAGES.parameters(name)
+    return tuple(k for k in INPUTS if k in params)
 
 
 def non_negative(name: str, value) -> float:
@@ -109,6 +132,26 @@ def all_equal(rewards: torch.Tensor) -> torch.Tensor:
     return (rewards == rewards[..., :1]).all(-1, keepdim=True)
 
 
+def normalised(rewards: torch.Tensor, eps: float = 1e-6, correction: int = 1) -> torch.Tensor:
+    """(r_i - mean(r)) / (std(r) + eps) within each group, exactly 0 in an all-equal group.
+
+    Args:
+        rewards: `[P, G]` rewards, P prompts of G rollouts each.
+        eps: added to the std (a group of one has std 1).
+        correction: the std's degrees-of-freedom correction: 1 the unbiased (G - 1) estimate,
+            0 the population std.
+
+    Returns:
+        `[P, G]` normalised rewards, in `rewards`' dtype.
+    """
+    centred = rewards - rewards.mean(-1, keepdim=True)
+    if rewards.shape[-1] > 1:
+        std = rewards.std(-1, keepdim=True, correction=correction)
+    else:
+        std = torch.ones_like(centred)
+    return torch.where(all_equal(rewards), 0.0, centred / (std + eps))
+
+
 @estimator("grpo")
 def grpo(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     """A_i = (r_i - mean(r)) / (std(r) + eps) within each group (GRPO, arXiv 2402.03300).
@@ -123,9 +166,7 @@ def grpo(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     Returns:
         `[P, G]` advantages, exactly 0 in an all-equal group.
     """
-    centred = rewards - rewards.mean(-1, keepdim=True)
-    std = rewards.std(-1, keepdim=True) if rewards.shape[-1] > 1 else torch.ones_like(centred)
-    return torch.where(all_equal(rewards), 0.0, centred / (std + eps))
+    return normalised(rewards, eps)
 
 
 @estimator("drgrpo")

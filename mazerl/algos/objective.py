@@ -14,9 +14,11 @@ import torch
 
 from mazerl.algos.advantages import (
     ADVANTAGES,
+    INPUTS,
     REWARD_TRANSFORMS,
     all_equal,
     declares_all_equal_zero,
+    estimator_inputs,
 )
 from mazerl.algos.config import AlgoConfig, FocalConfig
 from mazerl.algos.focal import focal_weight, success_rate
@@ -26,7 +28,7 @@ from mazerl.core.errors import ConfigError
 
 
 def group_advantages(
-    rewards: torch.Tensor, algo: AlgoConfig, focal: FocalConfig
+    rewards: torch.Tensor, algo: AlgoConfig, focal: FocalConfig, **inputs: torch.Tensor
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """The focal-weighted group advantages g * A of a batch of groups.
 
@@ -37,6 +39,8 @@ def group_advantages(
         rewards: `[P, G]` rewards, P prompts of G rollouts each.
         algo: the method (`algo.*`: estimator, reward transform and their arguments).
         focal: the focal weighting (`focal.gamma`, `focal.correct_reward`).
+        **inputs: what the estimator asks for besides the rewards (`estimator_inputs`), and
+            nothing else: `logp_mean` `[P, G]`, `greedy_correct` `[P]` (`INPUTS`).
 
     Returns:
         `[P, G]` advantages and the diagnostics (scalar tensors): `frac_zero_adv_groups`,
@@ -47,7 +51,7 @@ def group_advantages(
         scored = REWARD_TRANSFORMS.call(
             algo.reward_transform, rewards, **algo.reward_transform_kwargs
         )
-    advantages = ADVANTAGES.call(algo.advantage, scored, **algo.advantage_kwargs)
+    advantages = ADVANTAGES.call(algo.advantage, scored, **algo.advantage_kwargs, **inputs)
     mu = success_rate(rewards, focal.correct_reward)
     g = focal_weight(mu, focal.gamma)
     weighted = g * advantages
@@ -122,8 +126,9 @@ def check_algo(algo: AlgoConfig, group_size: int) -> None:
     """Raise a one-line `ConfigError` if the method cannot run on groups of `group_size`: a
     part given an argument it does not take or lacking one it needs, a value a part refuses
     (each part checks its own values, so each is called once: the transform and estimator on
-    a group of zero rewards, the loss on one row of two tokens), or DAPO's filter with an estimator
-    that gives all-equal groups a signal.
+    a group of zero rewards, the loss on one row of two tokens), an estimator's input (`INPUTS`)
+    given as a setting, or DAPO's filter with an estimator that gives all-equal groups a
+    signal.
 
     Args:
         algo: the method.
@@ -140,7 +145,15 @@ def check_algo(algo: AlgoConfig, group_size: int) -> None:
         elif algo.reward_transform_kwargs:
             raise ConfigError("given, but algo.reward_transform is null")
     with _about("advantage_kwargs"):
-        ADVANTAGES.call(algo.advantage, rewards, **algo.advantage_kwargs)
+        computed = sorted(set(algo.advantage_kwargs) & set(INPUTS))
+        if computed:
+            raise ConfigError(f"{', '.join(computed)}: computed by the step, not a setting")
+        example = {
+            "logp_mean": torch.zeros(1, group_size),
+            "greedy_correct": torch.zeros(1, dtype=torch.bool),
+        }
+        inputs = {k: example[k] for k in estimator_inputs(algo.advantage)}
+        ADVANTAGES.call(algo.advantage, rewards, **algo.advantage_kwargs, **inputs)
     with _about("loss_kwargs"):
         t = torch.zeros(1, 2)
         one_token = dict(logp=t, old_logp=t, advantages=torch.zeros(1), mask=torch.ones(1, 2))

@@ -17,7 +17,13 @@ of correct answers "forgotten" (mass below `forget_fraction` of their initial ma
 
 import torch
 
-from mazerl.algos import AlgoConfig, FocalConfig, group_advantages, policy_loss
+from mazerl.algos import (
+    AlgoConfig,
+    FocalConfig,
+    estimator_inputs,
+    group_advantages,
+    policy_loss,
+)
 from mazerl.categorical.config import OPTIMIZERS, SimConfig
 
 
@@ -98,7 +104,13 @@ def simulate(cfg: SimConfig, algo: AlgoConfig, focal: FocalConfig, log=None) -> 
                 log(step, means)
         if step == cfg.steps:
             break
-        advantages, _ = group_advantages(rewards, algo, focal)
+        # what an estimator may ask for: answers of one action, the greedy one the argmax
+        available = {
+            "logp_mean": logp_all.detach().gather(1, sample),
+            "greedy_correct": correct[z.detach().argmax(-1)],
+        }
+        inputs = {k: available[k] for k in estimator_inputs(algo.advantage)}
+        advantages, _ = group_advantages(rewards, algo, focal, **inputs)
         logp = logp_all.gather(1, sample).reshape(-1, 1)
         loss, _ = policy_loss(
             algo,

@@ -151,6 +151,29 @@ def collect(
             return merged.select(list(range(min(kept, t.num_prompts)))), rounds
 
 
+def greedy_correct(
+    policy, mazes: list[Maze], device, *, allow_revisits: bool, temperature: float
+) -> torch.Tensor:
+    """Whether each maze's greedy answer (the most likely action at each token) reaches the
+    goal: one generation per maze in `generate`'s greedy mode, which draws no random number.
+
+    Args:
+        policy: the policy that samples.
+        mazes: the P mazes.
+        device: where the tensors go.
+        allow_revisits: the maze rule.
+        temperature: the sampling temperature (the answers do not depend on it).
+
+    Returns:
+        `[P]` bool.
+    """
+    r = generate(
+        policy, mazes, 1, temperature=temperature, allow_revisits=allow_revisits, device=device,
+        greedy=True,
+    )  # fmt: skip
+    return r.reward > 0
+
+
 def rollout_metrics(r: Rollouts) -> dict[str, float]:
     """Mean reward, success rate, response length and how the episodes ended."""
     events = torch.bincount(r.event.clamp(min=0), minlength=len(EVENTS)).float() / len(r.event)

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import torch
 from omegaconf import DictConfig
 
-from mazerl.algos import AlgoConfig, FocalConfig, group_advantages
+from mazerl.algos import AlgoConfig, FocalConfig, estimator_inputs, group_advantages
 from mazerl.eval.routes import route_tracking
 from mazerl.rollout import Rollouts
-from mazerl.train.collect import collect
+from mazerl.train.collect import collect, greedy_correct
 from mazerl.train.config import TrainConfig
 from mazerl.train.schedule import lr_factor
 from mazerl.train.update import update
@@ -53,12 +53,14 @@ class Learner:
 
 @dataclass
 class Batch:
-    """One iteration's rollouts, the sampling rounds they took (dynamic sampling), and the
-    exact route masses of braid runs (`routes/*`; empty otherwise)."""
+    """One iteration's rollouts, the sampling rounds they took (dynamic sampling), the exact
+    route masses of braid runs (`routes/*`; empty otherwise) and, for an estimator that asks
+    for it, whether each prompt's greedy answer is correct (`[P]` bool; None otherwise)."""
 
     rollouts: Rollouts
     rounds: int
     routes: dict[str, float]
+    greedy_correct: torch.Tensor | None = None
 
 
 @dataclass
@@ -109,7 +111,9 @@ class TrainStep:
         """Iteration `it`'s rollouts of the prompts `mazes.draw(count, it, round)` gives (a
         `TrainingMazes`), sampled from `sampler` (default: the learner's policy; a benchmark
         passes a policy that follows the solutions, for episodes of a trained policy's
-        length), and, in braid runs, the route masses of the policy before its update."""
+        length), in braid runs the route masses of the policy before its update, and for an
+        estimator that asks for `greedy_correct` the greedy answer of each prompt (one more
+        generation, of P rows, that draws no random number)."""
         rollouts, rounds = collect(
             sampler or learner.policy, mazes, it, self.device,
             allow_revisits=self.allow_revisits, train=self.train, algo=self.algo, seed=self.seed,
@@ -117,11 +121,27 @@ class TrainStep:
         routes = {}
         if self.track_routes:  # exact route masses: tail misses, rare-route mass
             routes = route_tracking(learner.policy, learner.base, rollouts, self.train.temperature)
-        return Batch(rollouts, rounds, routes)
+        greedy = None
+        if "greedy_correct" in estimator_inputs(self.algo.advantage):
+            greedy = greedy_correct(
+                sampler or learner.policy, rollouts.mazes, self.device,
+                allow_revisits=self.allow_revisits, temperature=self.train.temperature,
+            )  # fmt: skip
+        return Batch(rollouts, rounds, routes, greedy)
 
     def advantages(self, batch: Batch) -> tuple[torch.Tensor, dict[str, float]]:
-        """`[P * G]` group-normalised advantages times the focal weight, and the group metrics."""
-        adv, metrics = group_advantages(batch.rollouts.rewards_by_group, self.algo, self.focal)
+        """`[P * G]` group-normalised advantages times the focal weight, and the group metrics
+        (with `greedy_correct`, the fraction of prompts whose greedy answer is correct, when
+        the estimator asks for it). The estimator gets only the inputs it asks for."""
+        r = batch.rollouts
+        available = {
+            "logp_mean": lambda: r.logp_mean,
+            "greedy_correct": lambda: batch.greedy_correct,
+        }
+        inputs = {k: available[k]() for k in estimator_inputs(self.algo.advantage)}
+        adv, metrics = group_advantages(r.rewards_by_group, self.algo, self.focal, **inputs)
+        if "greedy_correct" in inputs:
+            metrics["greedy_correct"] = inputs["greedy_correct"].float().mean()
         return adv.flatten(), {k: float(v) for k, v in metrics.items()}
 
     def update(
