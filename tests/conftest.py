@@ -67,6 +67,36 @@ def metrics(run_dir: Path) -> dict:
     return json.loads((run_dir / "metrics.json").read_text())
 
 
+def estimator_kwargs(name: str) -> dict:
+    """The hyperparameters of the first `conf/algo/*.yaml` that names the estimator `name`
+    with its `advantage_kwargs`; none (its defaults) otherwise."""
+    from omegaconf import OmegaConf
+
+    from mazerl.core.config import CONF_DIR
+
+    for path in sorted((CONF_DIR / "algo").glob("*.yaml")):
+        cfg = OmegaConf.load(path)
+        if cfg.get("advantage") == name and "advantage_kwargs" in cfg:
+            return OmegaConf.to_container(cfg.advantage_kwargs)
+    return {}
+
+
+def example_inputs(name: str, rewards: torch.Tensor) -> dict[str, torch.Tensor]:
+    """What the estimator `name` asks for besides `[P, G]` rewards (`estimator_inputs`), made
+    up: distinct mean log-probabilities in [-1, 0) in `rewards`' dtype, and greedy answers
+    correct on the odd prompts."""
+    from mazerl.algos import estimator_inputs
+
+    p, g = rewards.shape
+    made = {
+        "logp_mean": (-torch.arange(1, p * g + 1, dtype=torch.float64) / (p * g))
+        .reshape(p, g)
+        .to(rewards.dtype),
+        "greedy_correct": torch.arange(p) % 2 == 1,
+    }
+    return {k: made[k] for k in estimator_inputs(name)}
+
+
 class GradCapture:
     """An optimizer that records the gradient of each step instead of stepping."""
 

@@ -5,11 +5,10 @@ registers (a module of its package, `mazerl.core.registry`), without naming it a
 import numpy as np
 import pytest
 import torch
-from omegaconf import OmegaConf
+from conftest import estimator_kwargs, example_inputs
 
 from mazerl.algos import ADVANTAGES
 from mazerl.algos.advantages import declares_all_equal_zero
-from mazerl.core.config import CONF_DIR
 from mazerl.envs import generators
 from mazerl.envs.maze import replay, simple_paths
 from mazerl.envs.spec import MazeSpec
@@ -87,28 +86,22 @@ def test_generator_carves_a_spanning_tree_from_its_seed(name):
 # ---------------------------------------------------------------- advantage estimators
 
 
-def estimator_kwargs(name: str) -> dict:
-    """The hyperparameters of the first `conf/algo/*.yaml` that names the estimator `name`
-    with its `advantage_kwargs`; none (its defaults) otherwise."""
-    for path in sorted((CONF_DIR / "algo").glob("*.yaml")):
-        cfg = OmegaConf.load(path)
-        if cfg.get("advantage") == name and "advantage_kwargs" in cfg:
-            return OmegaConf.to_container(cfg.advantage_kwargs)
-    return {}
-
-
 @pytest.mark.parametrize("name", ADVANTAGES.names())
 def test_estimator_shape_finite_equivariant_and_all_equal_groups(name):
     kwargs = estimator_kwargs(name)
     rewards = torch.tensor(
         [[1, 0, 0, 0, 1, 0, 0, 0], [1, 1, 1, 0, 1, 1, 1, 1], [0] * 8, [1] * 8], dtype=torch.float32
     )
-    adv = ADVANTAGES.call(name, rewards, **kwargs)
+    inputs = example_inputs(name, rewards)
+    adv = ADVANTAGES.call(name, rewards, **kwargs, **inputs)
     assert adv.shape == rewards.shape and adv.dtype == rewards.dtype
     assert torch.isfinite(adv).all()
-    # a group's members are exchangeable: permuting the rewards permutes the advantages
+    # a group's members are exchangeable: permuting the rewards (and each sample's inputs)
+    # permutes the advantages
     perm = torch.tensor([3, 0, 7, 1, 6, 2, 5, 4])
-    torch.testing.assert_close(ADVANTAGES.call(name, rewards[:, perm], **kwargs), adv[:, perm])
+    permuted = {k: v[:, perm] if v.dim() == 2 else v for k, v in inputs.items()}
+    again = ADVANTAGES.call(name, rewards[:, perm], **kwargs, **permuted)
+    torch.testing.assert_close(again, adv[:, perm])
     # a correct sample never gets less than a wrong one of the same group
     for row in range(2):
         right, wrong = adv[row][rewards[row] > 0], adv[row][rewards[row] == 0]

@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 import yaml
-from conftest import GradCapture
+from conftest import GradCapture, example_inputs
 from omegaconf import OmegaConf
 
 from mazerl.algos import (
@@ -114,7 +114,7 @@ def test_estimators_that_declare_it_give_all_equal_groups_exactly_zero(name, dty
         pytest.skip(f"{name} gives all-equal groups a signal")
     kwargs = {"passk": {"k": 2}}.get(name, {})
     rewards = torch.tensor([[1, 1, 1], [0, 0, 0], [1, 0, 0]], dtype=dtype)
-    adv = ADVANTAGES.get(name)(rewards, **kwargs)
+    adv = ADVANTAGES.get(name)(rewards, **kwargs, **example_inputs(name, rewards))
     assert adv.dtype == dtype and torch.equal(adv[:2], torch.zeros(2, 3, dtype=dtype))
     assert torch.isfinite(adv).all() and (adv[2] != 0).any()
 

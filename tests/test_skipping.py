@@ -6,9 +6,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
-from conftest import GradCapture
+from conftest import GradCapture, estimator_kwargs, example_inputs
 
 from mazerl.algos import (
+    ADVANTAGES,
     AGGREGATIONS,
     POLICY_LOSSES,
     AlgoConfig,
@@ -98,6 +99,29 @@ def test_skipping_update_has_the_full_gradient(batch, zero_groups):
     # 3 minibatches with a mixed group (2 at 94% zero groups) per loss and aggregation
     expected = 2 if zero_groups == 15 else 3
     assert checked == expected * len(losses) * len(AGGREGATIONS.names())
+
+
+@pytest.mark.parametrize("name", ADVANTAGES.names())
+def test_skipping_keeps_the_gradient_of_every_estimator(batch, name):
+    """Whatever an estimator gives all-equal groups (0 for the GRPO family; a signal for
+    W-REINFORCE, Differential Smoothing, the unlikeliness reward's all-correct groups; 0 for
+    SELF's groups with a correct greedy answer too), the update skips exactly the groups whose
+    advantages are all 0, and its gradient is the full computation's."""
+    policy, r = batch
+    rewards = _rewards(8)  # 4 all-wrong, 4 all-correct, 8 mixed groups
+    r.reward = rewards.flatten()
+    inputs = example_inputs(name, rewards)
+    if "logp_mean" in inputs:
+        inputs["logp_mean"] = r.logp_mean  # the batch's own
+    algo = AlgoConfig(advantage=name, advantage_kwargs=estimator_kwargs(name))
+    adv, _ = group_advantages(rewards, algo, FocalConfig(gamma=0.0), **inputs)
+    live = adv.ne(0).any(-1).float().mean().item()
+    full, m_full = _grads(policy, r, adv.flatten(), algo, False)
+    fast, m_fast = _grads(policy, r, adv.flatten(), algo, True)
+    rel = (full[0] - fast[0]).norm() / full[0].norm()
+    assert rel < 1e-5, (name, rel.item())
+    assert m_fast["update_rows_frac"] == pytest.approx(live)
+    assert m_full["update_rows_frac"] == 1.0
 
 
 def test_all_zero_groups_still_step_the_optimizer(batch):

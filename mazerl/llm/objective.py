@@ -9,6 +9,11 @@ computes. The bridge's names (`estimator_names`) are every advantage estimator a
 reward transform: a transform's name runs the transform, then the advantage estimator of its
 method file `conf/algo/NAME.yaml` (`pkpo`: the PKPO transform, then `rloo`), as
 `mazerl-train algo=NAME` does. The policy loss stays the framework's own.
+
+An estimator that asks for more than the rewards (`mazerl.algos.estimator_inputs`: SELF's
+greedy answers, the sampling log-probabilities of Differential Smoothing and the unlikeliness
+reward) is not one of the bridge's names: neither framework hands it over (`UNAVAILABLE`), and
+asking for one is a one-line `ConfigError` saying so.
 """
 
 import inspect
@@ -17,19 +22,36 @@ import math
 import torch
 from omegaconf import OmegaConf
 
-from mazerl.algos import ADVANTAGES, REWARD_TRANSFORMS, focal_weight, success_rate
+from mazerl.algos import (
+    ADVANTAGES,
+    REWARD_TRANSFORMS,
+    estimator_inputs,
+    focal_weight,
+    success_rate,
+)
 from mazerl.core.config import CONF_DIR, load_option
 from mazerl.core.errors import ConfigError
+
+# why the bridge cannot hand an estimator's input (`mazerl.algos.advantages.INPUTS`) over
+UNAVAILABLE = {
+    "logp_mean": "the sampling log-probabilities, which verl 0.9.1 passes only to its own "
+    "optimal-token-baseline estimators and TRL 1.16 computes only for an off-policy update, "
+    "for each process's rows",
+    "greedy_correct": "a greedy answer per prompt, which neither TRL nor verl generates for "
+    "an estimator",
+}
 
 
 def estimator_names() -> list[str]:
     """The names the bridge takes as an estimator (`--algo`, `mazerl_<name>` in verl).
 
     Returns:
-        Every registered advantage estimator and reward transform, sorted (`drgrpo`, `grpo`,
-        `maxrl`, `passk`, `pkpo`, `rloo`, `w_reinforce` and an installed plug-in's).
+        Every registered advantage estimator of rewards alone and every reward transform,
+        sorted (`drgrpo`, `grpo`, `maxrl`, `passk`, `pkpo`, `rloo`, `w_reinforce` and an
+        installed plug-in's).
     """
-    return sorted({*ADVANTAGES.names(), *REWARD_TRANSFORMS.names()})
+    alone = [n for n in ADVANTAGES.names() if not estimator_inputs(n)]
+    return sorted({*alone, *REWARD_TRANSFORMS.names()})
 
 
 def method_parts(algo: str) -> tuple[str | None, str, dict]:
@@ -45,10 +67,17 @@ def method_parts(algo: str) -> tuple[str | None, str, dict]:
         {})`).
 
     Raises:
-        ConfigError: `algo` is neither, naming the known names; or a transform has no method
-            file naming its advantage estimator.
+        ConfigError: `algo` is neither, naming the known names; an estimator that asks for
+            more than the rewards, naming what; or a transform has no method file naming its
+            advantage estimator.
     """
     if algo in ADVANTAGES:
+        needs = estimator_inputs(algo)
+        if needs:
+            missing = "; ".join(f"{k}: {UNAVAILABLE[k]}" for k in needs)
+            raise ConfigError(
+                f"advantage estimator {algo!r} runs in mazerl-train only: it needs {missing}"
+            )
         return None, algo, {}
     if algo in REWARD_TRANSFORMS:
         path = CONF_DIR / "algo" / f"{algo}.yaml"
