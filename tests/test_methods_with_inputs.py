@@ -10,12 +10,14 @@ import numpy as np
 import pytest
 import scipy.stats
 import torch
-from conftest import metrics
+from conftest import estimator_kwargs, metrics
 
-from mazerl.algos import ADVANTAGES, AlgoConfig, check_algo, estimator_inputs
+from mazerl.algos import ADVANTAGES, AlgoConfig, FocalConfig, check_algo, estimator_inputs
 from mazerl.algos.advantages import declares_all_equal_zero
 from mazerl.algos.unlikely import average_ranks
 from mazerl.apps.bench import Drawn, GuidedPolicy, trainer
+from mazerl.categorical.config import SimConfig
+from mazerl.categorical.sim import simulate
 from mazerl.core.errors import ConfigError
 from mazerl.envs.spec import MazeSpec
 from mazerl.policy import build_policy
@@ -267,3 +269,40 @@ def test_each_trains_end_to_end(train, name):
     got = metrics(run)
     assert got["iterations"] == 2
     assert ("greedy_correct" in got["train"]) == ("greedy_correct" in estimator_inputs(name))
+
+
+def test_the_categorical_simulation_hands_over_the_inputs():
+    """One-action answers: the mean log-prob is the sampled action's, the greedy answer the
+    argmax. The anchor (a correct action) has the largest logit, so every replica's greedy
+    answer is correct: SELF's advantages are all 0 and no logit moves."""
+    cfg = SimConfig(
+        num_actions=200, num_correct=20, num_rare=10, group_size=8, steps=20, lr=0.3,
+        replicas=4, anchor_logit=3.0, correct_logit=1.0, rare_logit=-1.5, incorrect_logit=-1.0,
+    )  # fmt: skip
+    still = simulate(cfg, AlgoConfig(advantage="self"), FocalConfig(gamma=0.0))["curves"]
+    assert set(still["q_pos"]) == {still["q_pos"][0]}
+    for name in ("diff_smoothing", "unlikely"):
+        algo = AlgoConfig(advantage=name, advantage_kwargs=estimator_kwargs(name))
+        moved = simulate(cfg, algo, FocalConfig(gamma=0.0))["curves"]
+        assert moved["q_pos"][-1] != moved["q_pos"][0], name
+
+
+def test_the_llm_bridges_refuse_them_in_one_line(capsys):
+    """TRL and verl hand an estimator neither greedy answers nor (verl 0.9.1: only to its own
+    optimal-token-baseline estimators) the sampling log-probabilities: such an estimator is
+    not a bridge name, and asking for one says why in one line (exit 2 from the command)."""
+    from mazerl.apps.llm import main
+    from mazerl.llm.objective import check_objective, estimator_names
+
+    for name in ADVANTAGES.names():
+        needs = estimator_inputs(name)
+        assert (name in estimator_names()) == (not needs), name
+        if not needs:
+            continue
+        start = f"advantage estimator {name!r} runs in mazerl-train only: it needs {needs[0]}: "
+        with pytest.raises(ConfigError, match=f"^{start}") as e:
+            check_objective(name, 0.5, {})
+        assert "\n" not in str(e.value)
+        with pytest.raises(SystemExit) as exit_:
+            main(["verl-args", "--algo", name])
+        assert exit_.value.code == 2 and capsys.readouterr().err == f"error: {e.value}\n"
