@@ -39,6 +39,7 @@ family that compares methods with one common reference lists every method (`chec
 """
 
 import csv
+import fnmatch
 import math
 import re
 from collections import defaultdict
@@ -388,7 +389,7 @@ def claim_slope(claim: Claim, methods: dict, runs: list[Run]) -> tuple[float, fl
 
 def our_setting(claim: Claim, methods: dict, runs: list[Run], mazes: int) -> str:
     """The setting of our runs of a claim, from their configs (maze generator and size, the
-    policy, prompts per step), with the claim's N and step and its `mazes` evaluation mazes."""
+    policy, prompts per step) and its `mazes` evaluation mazes (the row gives N and the step)."""
     chosen = [
         r for r in runs
         if r.n == claim.n and any(
@@ -400,9 +401,9 @@ def our_setting(claim: Claim, methods: dict, runs: list[Run], mazes: int) -> str
         return "/".join(sorted({str(config_value(r, key)) for r in chosen}))
 
     return (
-        f"{values('maze.generator')} mazes of size {values('maze.size')}, a "
-        f"{values('policy.name')} policy, {values('train.num_prompts')} prompts x N = "
-        f"{claim.n} per step, step {claim.step:,}, {mazes} evaluation mazes"
+        f"{values('maze.generator')} mazes of {values('maze.size')} cells per side, a "
+        f"{values('policy.name')} policy (hidden {values('policy.hidden')}), "
+        f"{values('train.num_prompts')} prompts x N rollouts per step, {mazes} evaluation mazes"
     )
 
 
@@ -652,12 +653,11 @@ def bullet_markdown(rows: list[dict[str, str]]) -> list[str]:
                 else "the interval"
             )
             text += (
-                f"; against the reference {signed(r['reference'])} ({r['reference_kind']}; "
-                f"{r['reference_setting']}; ours: {r['setting']}), {within}: "
-                f"**{r['magnitude']}**"
+                f"; against the reference {signed(r['reference'])} ({r['reference_kind']}), "
+                f"{within}: **{r['magnitude']}**"
             )
         lines.append(text + ".")
-    return lines
+    return lines + settings_lines([r for r in rows if not is_convergence(r)])
 
 
 def shown_path(path: Path) -> str:
@@ -731,14 +731,19 @@ BLOCK = re.compile(
 def fill_blocks(text: str, rows: list[dict[str, str]]) -> str:
     """`text` with every generated block rewritten from claims.csv's `rows`. A block runs from
     `<!-- claims:start FORMAT SELECT... -->` to `<!-- claims:end -->`; FORMAT is `table` or
-    `bullets`, each SELECT a claim id or a family name (all its claims), in that order."""
+    `bullets`, each SELECT a claim id, a family name (all its claims) or a pattern of ids with
+    `*` (`n32-*-flat`: every id it matches), in that order."""
     by_id = {r["claim"]: r for r in rows}
 
     def render(match: re.Match) -> str:
         fmt, *select = match["spec"].split()
         chosen = []
         for s in select:
-            picked = [by_id[s]] if s in by_id else [r for r in rows if r["family"] == s]
+            picked = (
+                [by_id[s]] if s in by_id
+                else [r for r in rows if fnmatch.fnmatchcase(r["claim"], s)] if "*" in s
+                else [r for r in rows if r["family"] == s]
+            )  # fmt: skip
             if not picked:
                 raise UserError(f"claims block: {s!r} is no claim id or family of claims.csv")
             chosen += picked

@@ -58,8 +58,9 @@ def declared_line(path: Path, commits: Iterable[str], folders: Iterable[Path]) -
         return "Declared: not computed (the claims file is not committed)."
     declared = f"the claims file was first committed in {first[0][:7]} ({first[1]})"
     results = results_commit(folders)
-    committed = f"; the first results were committed in {results[0][:7]} ({results[1]})"
-    committed = committed if results else ""
+    committed = (
+        f"; the first results were committed in {results[0][:7]} ({results[1]})" if results else ""
+    )
     commits = list(commits)
     if not commits:
         if results and git(folder, "merge-base", "--is-ancestor", results[0], first[0]) is not None:
