@@ -2,9 +2,11 @@
 between `<!-- claims:start FORMAT SELECT... -->` and `<!-- claims:end -->`,
 `mazerl.analysis.claims.fill_blocks`), and README's findings rows (between
 `<!-- findings:start -->` and `<!-- findings:end -->`, where README has them) from the decisive
-study's claims.csv; tests/test_claims.py fails while they differ.
+study's claims.csv, and the worked examples of docs/concepts/verdicts.md (`EXAMPLES`: blocks
+that name claims of several studies as `study/claim-id`); tests/test_claims.py fails while they
+differ.
 
-    python experiments/fill_claims.py              # every write-up of WRITE_UPS, and README
+    python experiments/fill_claims.py              # every write-up of WRITE_UPS, EXAMPLES, README
     python experiments/fill_claims.py docs/results/decisive.md experiments/runs/decisive/claims.csv
 """
 
@@ -12,7 +14,13 @@ import argparse
 import re
 from pathlib import Path
 
-from mazerl.analysis.claims import fill_blocks, interval, read_claims_csv, signed
+from mazerl.analysis.claims import (
+    fill_blocks,
+    interval,
+    read_claims_csv,
+    settings_lines,
+    signed,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = Path("experiments") / "runs"
@@ -22,6 +30,13 @@ WRITE_UPS = {  # a write-up -> the claims.csv its blocks come from (paths from t
     Path("docs/results/group-sweep.md"): RUNS / "maze_group_sweep" / "claims.csv",
     Path("docs/results/leaderboard.md"): RUNS / "methods" / "claims.csv",
     Path("docs/results/rare-routes.md"): RUNS / "rare_routes" / "claims.csv",
+}
+EXAMPLES = {  # a page -> the claims.csv files its blocks name claims of, as `study/claim-id`
+    Path("docs/concepts/verdicts.md"): (
+        RUNS / "decisive" / "claims.csv",
+        RUNS / "maze_group_sweep" / "claims.csv",
+        RUNS / "methods" / "claims.csv",
+    ),
 }
 README = Path("README.md")
 FINDINGS_CSV = RUNS / "decisive" / "claims.csv"
@@ -38,6 +53,16 @@ FINDINGS = (
      [("n8-passk-grpo", "")]),
 )  # fmt: skip
 FINDINGS_BLOCK = re.compile(r"(<!-- findings:start -->\n)(.*?)(<!-- findings:end -->)", re.S)
+
+
+def qualified_rows(paths: tuple[Path, ...]) -> list[dict[str, str]]:
+    """The rows of several claims.csv files, each claim id prefixed by its study (the folder
+    the file lies in): `decisive/n8-maxrl-pkpo`."""
+    return [
+        {**row, "claim": f"{Path(path).parent.name}/{row['claim']}"}
+        for path in paths
+        for row in read_claims_csv(ROOT / path)
+    ]
 
 
 def finding_cell(row: dict[str, str], what: str) -> str:
@@ -61,7 +86,8 @@ def findings_rows(rows: list[dict[str, str]]) -> list[str]:
         note = f"paper: {', '.join(signed(r) for r in refs)}" if refs else source
         cells = ["; ".join(finding_cell(by_id[c], what) for c, what in cell) for cell in (n32, n8)]
         lines.append(f"| [{label}]({FINDINGS_LINK}) ({note}) | {cells[0]}. | {cells[1]}. |")
-    return lines
+    shown = [by_id[c] for _, _, n32, n8 in FINDINGS for c, _ in (*n32, *n8)]
+    return lines + settings_lines(shown)
 
 
 def fill_findings(text: str, rows: list[dict[str, str]]) -> str:
@@ -92,6 +118,9 @@ def main() -> None:
     for doc, claims in pairs.items():
         text = doc.read_text()
         rewrite(doc, fill_blocks(text, read_claims_csv(claims)), text)
+    for doc, paths in EXAMPLES.items() if args.doc is None else ():
+        text = (ROOT / doc).read_text()
+        rewrite(ROOT / doc, fill_blocks(text, qualified_rows(paths)), text)
     if args.doc is None and (ROOT / README).is_file():
         text = (ROOT / README).read_text()
         rewrite(ROOT / README, fill_findings(text, read_claims_csv(ROOT / FINDINGS_CSV)), text)

@@ -13,7 +13,8 @@ that fell (ended below their own base model, or 20 points below their evaluation
 last) and runs forked from another run's checkpoint (`train.fork`) are listed (kept in every
 mean). A `study.yaml` in SWEEP_DIR adds the study's own: `claims:` its claims file
 (`claims.md`, `claims.csv`, the verdicts by one rule), `sections:` its summary sections
-(`mazerl.analysis.study`). `--at-step STEP` reads
+(`mazerl.analysis.study`); `--claims-only` writes only claims.md and claims.csv (into SWEEP_DIR
+or `--out DIR`), recomputed from the runs' per-maze files in seconds. `--at-step STEP` reads
 every run as it stood at its evaluation at STEP (a longer run counts as ended there). The
 markdown is also printed. The work is `mazerl.analysis`, which a notebook can import directly.
 """
@@ -34,10 +35,25 @@ def main(argv: list[str] | None = None) -> None:
         metavar="STEP",
         help="read every run as it stood at its evaluation at STEP (longer runs end there)",
     )
+    ap.add_argument(
+        "--claims-only",
+        action="store_true",
+        help="write only claims.md and claims.csv (the study.yaml's claims file), no summary",
+    )
     args = ap.parse_args(argv)
     from mazerl.analysis.folders import check_folders
 
-    check_folders(tuple(args.sweep_dir), args.out, args.at_step)  # before the heavy imports
+    out = check_folders(tuple(args.sweep_dir), args.out, args.at_step)  # before heavy imports
+    if args.claims_only:
+        from mazerl.analysis.claims import summarize_claims
+
+        if len(args.sweep_dir) > 1 or args.at_step is not None:
+            ap.error("--claims-only takes one SWEEP_DIR and no --at-step")
+        out.mkdir(parents=True, exist_ok=True)
+        if summarize_claims(args.sweep_dir[0], out) is None:
+            ap.error(f"{args.sweep_dir[0]}: its study.yaml names no claims file")
+        print(f"{out / 'claims.md'}, {out / 'claims.csv'}")
+        return
     from mazerl.analysis import summarize  # pandas, scipy, matplotlib
 
     print(summarize(*args.sweep_dir, out=args.out, step=args.at_step), end="")
