@@ -765,17 +765,29 @@ def recompute_claims(sweep: Path) -> tuple[ClaimsFile, list[dict[str, str]], str
     claims_file = load_claims(path, sweep)
     runs = claim_runs(claims_file)
     rows = claim_rows(claims_file, runs)
+    own = own_folders(path, {f for c in claims_file.claims for f in c.sweep})
     commits = [
         str(r.metrics["code"]["commit"])
         for found in runs.values()
         for r in found
-        if r.metrics is not None and (r.metrics.get("code") or {}).get("commit")
+        if any(Path(r.path).resolve().is_relative_to(f) for f in own)
+        and r.metrics is not None
+        and (r.metrics.get("code") or {}).get("commit")
     ]
-    return (
-        claims_file,
-        rows,
-        declared_line(path, commits, {f for c in claims_file.claims for f in c.sweep}),
-    )
+    return claims_file, rows, declared_line(path, commits, own)
+
+
+def own_folders(path: Path, folders: set[Path]) -> set[Path]:
+    """The sweep folders (resolved) whose runs date the claims file at `path`: each folder the
+    claims read unless its study.yaml names another claims file. A partner sweep of another
+    study (the decisive study's GRPO runs, paired with a leaderboard entry's) was declared
+    for that study, so its runs say nothing of when these claims were fixed."""
+    own = set()
+    for folder in folders:
+        named = study_claims(folder)
+        if named is None or named == Path(path).resolve():
+            own.add(Path(folder).resolve())
+    return own
 
 
 def summarize_claims(sweep: Path, out: Path) -> list[dict[str, str]] | None:
