@@ -65,7 +65,16 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", default="maxrl", choices=("maxrl", "plain"))
     export.add_argument("--split", default="train", help="split of generated or layout mazes")
     export.add_argument("--allow-revisits", action="store_true")
-    export.add_argument("--chat", action="store_true", help="prompts as chat conversations")
+    export.add_argument(
+        "--chat",
+        action="store_true",
+        help="prompts as chat conversations (verl's RLHFDataset needs them)",
+    )
+    export.add_argument(
+        "--rule",
+        default="mazerl",
+        help="the verifier's rule for the rows: mazerl's, or maxrl (MaxRL's judge_maze)",
+    )
     source = export.add_mutually_exclusive_group(required=True)
     source.add_argument("--generator", help="generated mazes (with --size, --seed, --count)")
     source.add_argument("--layout", help="a layout collection: shipped name, file, dir or glob")
@@ -185,9 +194,12 @@ def export(args) -> None:
     rows = []
     for name, mazes in sets.items():
         split = args.split if args.eval_sets is None else ("id" if name == "id" else "ood")
-        rows += records(mazes, args.format, split, name, args.allow_revisits, args.chat)
+        rows += records(mazes, args.format, split, name, args.allow_revisits, args.chat, args.rule)
     write(rows, args.out)
-    print(f"wrote {args.out}: {len(rows)} mazes ({', '.join(sets)}), format {args.format}")
+    print(
+        f"wrote {args.out}: {len(rows)} mazes ({', '.join(sets)}), format {args.format}, "
+        f"{args.rule}'s rule" + (", chat prompts" if args.chat else "")
+    )
 
 
 def config_sets(overrides: list[str]):
