@@ -19,7 +19,13 @@ randomly initialised causal LM of mazerl's transformer shape with the maze-vocab
 causal LM on every set of a dataset as a mazerl run folder (`metrics.json`,
 `eval/step_0000000.json`): `mazerl-summarize` over the folder of several such runs tabulates
 them and pairs them maze by maze (`model=NAME`, reference `base`). `verl-args` prints the
-Hydra overrides that run mazerl's estimator and reward in `python -m verl.trainer.main_ppo`.
+Hydra overrides that run mazerl's estimator and reward in `python -m verl.trainer.main_ppo`;
+verl reads `export --chat` Parquet. `--algo NAME` takes its hyperparameters from the method
+file `conf/algo/NAME.yaml`, as `mazerl-train algo=NAME` does, each `--algo-arg` replacing
+one; `export --rule maxrl` marks the rows for MaxRL's `judge_maze` rule. `sft`, `train` and
+`eval` run torch on `--threads` threads (default 1) and write every setting they ran with,
+the threads and the CPU kind to `--out/metrics.json`: their figures repeat on the same CPU
+kind and threads.
 """
 
 import argparse
