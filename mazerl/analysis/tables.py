@@ -244,7 +244,7 @@ def paired_markdown(cols: list[Metric], paired: list[dict]) -> list[str]:
                     + " |"
                 )
             lines += [""]
-            if count:  # none with one seed: n/a in every cell says so
+            if count or not models:  # evaluated models, one seed: n/a in every cell says so
                 chance = f"about {count / 20:.1f} would miss their true value by chance"
                 lines += [f"{count} intervals in this table (at 95% each, {chance}).", ""]
     return lines
