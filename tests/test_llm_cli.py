@@ -53,8 +53,12 @@ def test_bad_input_is_one_line_and_leaves_nothing(tmp_path, capsys):
     )
     unknown = fails(capsys, "train", "--data", str(data), "--out", "r", "--algo", "ppo")
     assert f"unknown advantage estimator 'ppo'; known: {', '.join(estimator_names())}" in unknown
-    no_k = fails(capsys, "train", "--data", str(data), "--out", "r", "--algo", "pkpo")
-    assert no_k == "error: reward transform 'pkpo' needs the argument k"
+    bad_arg = fails(capsys, "train", "--data", str(data), "--out", "r", "--algo", "pkpo",
+                    "--algo-arg", "x=1")  # fmt: skip
+    assert bad_arg == "error: reward transform 'pkpo' takes no argument 'x'; its arguments: k"
+    assert "--threads must be > 0, got 0" in fails(
+        capsys, "sft", "--data", str(data), "--out", "o", "--threads", "0"
+    )
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "f").write_text("x")
     taken = fails(
@@ -158,9 +162,14 @@ def test_export_train_evaluate_and_summarize(tmp_path, capsys):
     two = "eval.sets=[{name: id, num_mazes: 5}, {name: ood_dfs, generator: dfs, num_mazes: 3}]"
     main(["export", str(sets), "--eval-sets", "maze.size=2", two])
     warm, run = tmp_path / "sft", tmp_path / "run"
-    main(["sft", "--data", str(train), "--out", str(warm), "--steps", "3", "--batch", "4"])
+    main(["sft", "--data", str(train), "--out", str(warm), "--steps", "3", "--batch", "4",
+          "--threads", "2"])  # fmt: skip
     assert list(warm.rglob("events.out.tfevents.*")) and (warm / "base").is_dir()
-    capsys.readouterr()
+    about = json.loads((warm / "metrics.json").read_text())["about"]
+    assert (about["threads"], about["steps"], about["batch"], about["mazes"]) == (2, 3, 4, 8)
+    assert about["model_settings"]["config"]["num_hidden_layers"] == 2  # the tiny model's
+    assert about["cpu"] and about["cpu_capability"]
+    assert f"on cpu with 2 threads ({about['cpu']}" in capsys.readouterr().out
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         main(["train", "--data", str(train), "--out", str(run), "--model", str(warm / "model"),
@@ -173,14 +182,45 @@ def test_export_train_evaluate_and_summarize(tmp_path, capsys):
     assert len(rewards) == 2 and all(float(r * 8).is_integer() for r in rewards), line
     assert (run / "model" / "model.safetensors").is_file() and not (run / "base").exists()
     assert list(run.rglob("events.out.tfevents.*"))
+    about = json.loads((run / "metrics.json").read_text())["about"]
+    assert (about["algo"], about["gamma"], about["group"], about["threads"]) == ("grpo", 0.5, 4, 1)
+    assert about["sampling"]["temperature"] == 1.0  # TRL's default, as GRPOConfig holds it
+    assert about["sampling"]["max_completion_length"] == 6
+    assert about["grpo_config"]["learning_rate"] == 1e-2
     for folder, name in ((warm / "model", "base"), (run / "model", "trained")):
         main(["eval", "--model", str(folder), "--data", str(sets),
-              "--out", str(tmp_path / "cmp" / name), "--n", "4"])  # fmt: skip
+              "--out", str(tmp_path / "cmp" / name), "--n", "4", "--sampled-mazes", "2",
+              "--temperature", "0.5"])  # fmt: skip
+    printed = capsys.readouterr().out
+    assert "id: sampled (2 mazes, n 4): pass@1 " in printed
+    assert "; exact (5 mazes): exact_pass@1 " in printed  # every maze of the set of 5
+    assert "ood_dfs: sampled (2 mazes, n 4)" in printed and "exact (3 mazes)" in printed
     metrics = json.loads((tmp_path / "cmp" / "trained" / "metrics.json").read_text())
     assert {"eval/id/exact_pass@1", "eval/ood_dfs/pass@4"} <= set(metrics["final"])
     assert metrics["code"] == code_identity()
+    about = metrics["about"]
+    assert (about["temperature"], about["top_k"], about["top_p"], about["n"]) == (
+        0.5,
+        None,
+        None,
+        4,
+    )
+    assert about["mazes"] == {
+        "id": {"sampled": 2, "exact": 5},
+        "ood_dfs": {"sampled": 2, "exact": 3},
+    }
+    assert about["threads"] == 1 and about["model_settings"]["class"] == "LlamaForCausalLM"
+    overrides = (tmp_path / "cmp" / "trained" / ".hydra" / "overrides.yaml").read_text()
+    assert overrides == "- model=trained\n- temperature=0.5\n- seed=0\n"
     per = json.loads((tmp_path / "cmp" / "trained" / "eval" / "step_0000000.json").read_text())
     assert len(per["id"]["per_maze"]["exact_p"]) == 5 and per["ood_dfs"]["per_maze"]["n"] == 4
+    assert len(per["id"]["per_maze"]["successes"]) == per["id"]["mazes"]["sampled"] == 2
     text = summarize(tmp_path / "cmp")
     assert "### model, id" in text and "| model=trained | model=base | 1 | 5 |" in text
     assert "nan" not in text  # no Δ-vs-base columns: an evaluated model has no recorded base
+    # an evaluation-only sweep says so, and nothing of training
+    assert text.startswith("An evaluation-only sweep: each run evaluated a model as it is")
+    assert "reference: model=base)" in text
+    body = text.split("\n\n", 1)[1].replace("model=trained", "")  # after that paragraph
+    for training in ("train", "GRPO", "gamma", "converged", "intervals in this table"):
+        assert training not in body, training

@@ -5,16 +5,16 @@ import pytest
 import torch
 from omegaconf import OmegaConf
 
-from mazerl.algos import REWARD_TRANSFORMS, AlgoConfig, FocalConfig, group_advantages
+from mazerl.algos import ADVANTAGES, REWARD_TRANSFORMS, AlgoConfig, FocalConfig, group_advantages
 from mazerl.core.config import load_option
-from mazerl.core.errors import ConfigError
+from mazerl.core.errors import ConfigError, UserError
 from mazerl.envs.layouts import parse, to_text
 from mazerl.envs.maze import MOVE_NAMES
 from mazerl.envs.spec import MazeSpec
 from mazerl.llm.export import records
 from mazerl.llm.objective import check_objective, estimator_names, focal_advantages
 from mazerl.llm.text import answer, answer_prefix, grid_rows, prompt, sequence
-from mazerl.llm.verifier import compute_score, judge, maze_reward
+from mazerl.llm.verifier import MAXRL_RULE_SOURCE, compute_score, judge, maze_reward
 
 # one simple path: RIGHT x4, DOWN x2, LEFT x2; a dead end DOWN DOWN from S
 DETOUR = parse("#######\n#S....#\n#.###.#\n#.#G..#\n#######\n")
@@ -48,7 +48,9 @@ def test_plain_prompt_shows_the_rows_and_asks_for_a_tag():
         ("maxrl", f"{SOLUTION} UP UP junk", 1.0, "goal"),  # never read past the goal
         ("maxrl", "RIGHT RIGHT DONE RIGHT RIGHT", 0.0, "stopped before the goal"),
         ("maxrl", "RIGHT RIGHT", 0.0, "stopped before the goal"),
-        ("maxrl", "", 0.0, "stopped before the goal"),
+        ("maxrl", "", 0.0, "empty completion"),
+        ("maxrl", " \n ", 0.0, "empty completion"),
+        ("plain", "", 0.0, "empty completion"),
         ("maxrl", "DOWN DOWN UP UP " + SOLUTION, 0.0, "revisit"),  # the dead end and back
         ("maxrl", "RIGHT UP", 0.0, "wall"),
         ("maxrl", "RIGHT JUMP RIGHT", 0.0, "malformed: word 2 'JUMP' is not a move"),
@@ -238,7 +240,10 @@ def test_trl_reward_scores_a_missing_completion_0_as_compute_score_does():
         log_extra=lambda column, values: logged.update({column: values}),
     )
     assert rewards == [0.0, 0.0, 0.0, 1.0]
-    assert logged["maze_verdict"][0] == compute_score("m", None, to_text(DETOUR))["reason"]
+    assert logged["maze_verdict"] == ["not text"] * 3 + ["goal"]
+    for missing in (None, b"RIGHT RIGHT", 3):
+        assert compute_score("m", missing, to_text(DETOUR)) == {"score": 0.0, "reason": "not text"}
+    assert compute_score("m", "", to_text(DETOUR))["reason"] == "empty completion"
 
 
 def test_trl_reward_reads_maxrls_columns():
@@ -322,18 +327,54 @@ def test_a_reward_transform_in_the_bridge_is_mazerls_method(transform, gamma):
             {},
             f"unknown advantage estimator 'ppo'; known: {', '.join(estimator_names())}",
         ),
-        ("passk", 0.5, {}, "advantage estimator 'passk' needs the argument k"),
-        ("pkpo", 0.5, {}, "reward transform 'pkpo' needs the argument k"),
-        ("pkpo", 0.5, {"k": 2, "x": 1}, "reward transform 'pkpo' takes no argument 'x'"),
-        ("grpo", 0.5, {"k": 4}, "advantage estimator 'grpo' takes no argument 'k'"),
+        (
+            "pkpo",
+            0.5,
+            {"k": 2, "x": 1},
+            "reward transform 'pkpo' takes no argument 'x'; its arguments: k",
+        ),
+        (
+            "grpo",
+            0.5,
+            {"k": 4},
+            "advantage estimator 'grpo' takes no argument 'k'; its arguments: eps",
+        ),
         ("grpo", float("nan"), {}, "focal gamma must be a finite number >= 0, got nan"),
     ],
 )
 def test_check_objective_names_what_is_wrong(algo, gamma, kwargs, message):
     with pytest.raises(ConfigError) as e:
         check_objective(algo, gamma, kwargs)
-    assert str(e.value).startswith(message)
-    check_objective("passk", 0.0, {"k": 4})  # complete: no error
+    assert str(e.value) == message
+
+
+def test_a_methods_hyperparameters_come_from_its_file_under_the_users():
+    """passk and pkpo: k = 4 in conf/algo/{passk,pkpo}.yaml, W-REINFORCE 0.1 and 1 (its
+    file), GRPO none; an argument given replaces the file's value only."""
+    assert check_objective("passk", 0.5, {}) == {"k": 4}
+    assert check_objective("pkpo", 0.5, {}) == {"k": 4}
+    assert check_objective("pkpo", 0.5, {"k": 8}) == {"k": 8}
+    assert check_objective("grpo", 0.5, {}) == {}
+    assert check_objective("w_reinforce", 0.0, {"positive_weight": 0.5}) == {
+        "positive_weight": 0.5,
+        "negative_weight": 1.0,
+    }
+
+
+def test_an_estimator_without_a_method_file_names_the_missing_argument(monkeypatch):
+    """A plug-in's estimator with a required argument and no conf/algo file: the line names
+    the argument and --algo-arg."""
+
+    def needs_k(rewards, k):
+        return rewards * k
+
+    monkeypatch.setitem(ADVANTAGES._entries, "needs_k_test", needs_k)
+    with pytest.raises(ConfigError) as e:
+        check_objective("needs_k_test", 0.5, {})
+    assert str(e.value) == (
+        "advantage estimator 'needs_k_test' needs the argument k: give it with --algo-arg k=VALUE"
+    )
+    assert check_objective("needs_k_test", 0.5, {"k": 2}) == {"k": 2}
 
 
 def test_only_the_llm_package_and_its_app_import_the_extra():
@@ -366,3 +407,135 @@ def test_bench_row_is_skipped_with_a_note_without_the_extra(monkeypatch):
     row = trl_figure(prompts=2, group=2, steps=1, pairs=1)
     assert row["skipped"].startswith("needs the extra: pip install 'mazerl[llm]'")
     assert "skipped: needs the extra" in table([row])
+
+
+STEP = {"UP": (-1, 0), "DOWN": (1, 0), "LEFT": (0, -1), "RIGHT": (0, 1)}
+
+
+def maxrl_judge(solution: str, truth: str) -> float:
+    """MaxRL's `judge_maze` (`verl/utils/reward_score/maze.py` of tajwarfahim/maxrl) as read
+    there, written out on its own terms, apart from mazerl's stepper: the words before the
+    first `DONE` (none: 0) must each be UP, DOWN, LEFT or RIGHT as written (else 0); the grid
+    is the words between GRID_START and GRID_END, a NEWLINE ending a row (empty rows skipped);
+    the moves are walked from START: leaving the grid or entering a WALL scores 0, the first
+    arrival at GOAL 1, moves that run out before it 0. Revisits are allowed."""
+    words = solution.split()
+    if "DONE" not in words:
+        return 0.0
+    moves = words[: words.index("DONE")]
+    if any(m not in STEP for m in moves):
+        return 0.0
+    tokens = truth.split()
+    rows, row = [], []
+    for word in tokens[tokens.index("GRID_START") + 1 : tokens.index("GRID_END")]:
+        if word != "NEWLINE":
+            row.append(word)
+        elif row:
+            rows, row = [*rows, row], []
+    rows += [row] if row else []
+    cells = {x: (r, c) for r, line in enumerate(rows) for c, x in enumerate(line)}
+    (r, c), goal = cells["START"], cells["GOAL"]
+    for move in moves:
+        r, c = r + STEP[move][0], c + STEP[move][1]
+        if not (0 <= r < len(rows) and 0 <= c < len(rows[0])) or rows[r][c] == "WALL":
+            return 0.0
+        if (r, c) == goal:
+            return 1.0
+    return 0.0
+
+
+# EDGE (S . # / # . # / # . G), its route RIGHT DOWN DOWN RIGHT: (answer, MaxRL's score,
+# mazerl's verdict), each worked out by hand on the grid
+RULE_CASES = [
+    ("RIGHT DOWN DOWN RIGHT DONE", 1.0, (1.0, "goal")),
+    ("  RIGHT DOWN DOWN RIGHT DONE <eos>", 1.0, (1.0, "goal")),
+    ("RIGHT DOWN DOWN RIGHT DONE DONE", 1.0, (1.0, "goal")),
+    ("RIGHT DOWN DOWN RIGHT", 0.0, (1.0, "goal")),  # MaxRL: DONE required
+    ("RIGHT DOWN DOWN RIGHT <eos>", 0.0, (1.0, "goal")),
+    ("RIGHT DOWN UP DOWN DOWN RIGHT DONE", 1.0, (0.0, "revisit")),  # MaxRL: revisits allowed
+    ("RIGHT LEFT RIGHT DOWN DOWN RIGHT DONE", 1.0, (0.0, "revisit")),
+    ("RIGHT DOWN DOWN RIGHT UP DONE", 1.0, (1.0, "goal")),  # the first arrival wins
+    ("RIGHT DOWN DOWN RIGHT LEFT LEFT DONE", 1.0, (1.0, "goal")),
+    ("RIGHT DOWN DOWN RIGHT junk DONE", 0.0, (1.0, "goal")),  # MaxRL reads up to DONE
+    ("right down down right DONE", 0.0, (1.0, "goal")),  # MaxRL: upper case only
+    ("RIGHT DOWN <pad> DOWN RIGHT DONE", 0.0, (0.0, "stopped before the goal")),
+    ("RIGHT DOWN DONE DOWN RIGHT", 0.0, (0.0, "stopped before the goal")),
+    ("DONE RIGHT DOWN DOWN RIGHT", 0.0, (0.0, "stopped before the goal")),
+    ("UP DONE", 0.0, (0.0, "out of bounds")),
+    ("DOWN DONE", 0.0, (0.0, "wall")),
+    ("RIGHT RIGHT DONE", 0.0, (0.0, "wall")),
+    ("", 0.0, (0.0, "empty completion")),
+]
+
+
+@pytest.mark.parametrize(("answer_", "maxrl", "mazerl"), RULE_CASES)
+def test_maxrls_rule_where_asked_and_mazerls_by_default(answer_, maxrl, mazerl):
+    """MaxRL's rule by `extra_info["rule"]`, by the data_source `mazerl-maxrl-judge` and in
+    TRL's `maze_reward`; mazerl's otherwise. Both against the hand-worked scores, and MaxRL's
+    against the reading of its judge."""
+    assert maxrl_judge(answer_, EDGE_SEQUENCE) == maxrl
+    for source, info in (("maze", {"rule": "maxrl"}), (MAXRL_RULE_SOURCE, None)):
+        assert compute_score(source, answer_, EDGE_SEQUENCE, info)["score"] == maxrl
+    assert maze_reward(
+        completions=[answer_],
+        reward_model=[{"ground_truth": EDGE_SEQUENCE}],
+        data_source=["maze"],
+        extra_info=[{"rule": "maxrl"}],
+    ) == [maxrl]
+    default = compute_score("maze", answer_, EDGE_SEQUENCE, {"allow_revisits": False})
+    assert (default["score"], default["reason"]) == mazerl
+
+
+def test_maxrls_rule_agrees_with_its_judge_on_many_answers():
+    """2,000 answers on ten 5x5-cell mazes and a braid, MaxRL's ground truths: random words
+    (moves, DONE, lower case, special tokens), and each route with a detour (a revisit) spliced
+    in or junk after the goal; scored as the reading of MaxRL's judge scores them."""
+    rng = np.random.default_rng(0)
+    spec = MazeSpec(size=5, generator="prim")
+    mazes = [spec.sample(np.random.default_rng(seed)) for seed in range(10)]
+    truths = [sequence(m) for m in mazes] + [BRAID_SEQUENCE]
+    routes = [[MOVE_NAMES[a] for a in m.solution] for m in mazes] + [["RIGHT"] * 2 + ["DOWN"] * 2]
+    words = [*MOVE_NAMES, *MOVE_NAMES, "DONE", "right", "<eos>", "PATH"]
+    back = {"UP": "DOWN", "DOWN": "UP", "LEFT": "RIGHT", "RIGHT": "LEFT"}
+    cases = []
+    for _ in range(2000):
+        i = int(rng.integers(len(truths)))
+        route = list(routes[i])
+        kind = rng.integers(3)
+        if kind == 0:
+            answer_ = list(rng.choice(words, size=int(rng.integers(0, 16))))
+        else:
+            cut = int(rng.integers(1, len(route)))
+            step = route[cut - 1]
+            answer_ = [*route[:cut], back[step], step, *route[cut:]]  # back and forth: a revisit
+            answer_ += ["DONE"] if kind == 1 else [str(rng.choice(words)), "DONE"]
+        cases.append((" ".join(answer_), truths[i]))
+    expected = [maxrl_judge(a, t) for a, t in cases]
+    got = maze_reward(  # all at once (TRL's entry point); compute_score on a part of them
+        completions=[a for a, _ in cases],
+        reward_model=[{"ground_truth": t} for _, t in cases],
+        data_source=["maze"] * len(cases),
+        extra_info=[{"rule": "maxrl"}] * len(cases),
+    )
+    assert got == expected
+    some = [compute_score("maze", a, t, {"rule": "maxrl"})["score"] for a, t in cases[:100]]
+    assert some == expected[:100]
+    assert 300 < sum(expected) < 1900  # both outcomes, many times
+
+
+def test_export_with_maxrls_rule_marks_its_rows():
+    rows = records([EDGE], "maxrl", "train", "hand", rule="maxrl")
+    row = rows[0]
+    assert row["data_source"] == MAXRL_RULE_SOURCE and row["extra_info"]["rule"] == "maxrl"
+    truth, info = row["reward_model"]["ground_truth"], row["extra_info"]
+    assert compute_score(row["data_source"], row["solution"], truth, info)["score"] == 1.0
+    no_done = row["solution"].removesuffix(" DONE")
+    assert compute_score(row["data_source"], no_done, truth, info) == {
+        "score": 0.0,
+        "reason": "no DONE",
+    }
+    assert records([EDGE], "maxrl", "train", "hand")[0]["extra_info"]["rule"] == "mazerl"
+    with pytest.raises(UserError, match="MaxRL's rule reads the maxrl format only, not plain"):
+        records([EDGE], "plain", "train", "hand", rule="maxrl")
+    with pytest.raises(UserError, match="unknown rule 'x'; known: mazerl, maxrl"):
+        records([EDGE], "maxrl", "train", "hand", rule="x")

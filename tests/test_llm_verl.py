@@ -7,7 +7,8 @@ stand-in of the two pieces of verl this touches is written to a temporary folder
 0.9.1's does) and `verl.trainer.ppo.core_algos` with verl's registry functions. Where verl is
 installed, the same child runs against it too, and verl's own `ppo_trainer.yaml`, composed
 with the printed overrides, resolves mazerl's reward function and every estimator through
-verl's own loaders (those tests skip only where verl is not installed)."""
+verl's own loaders, and verl's dataset class and prompt builder read the tutorial's exports as
+`main_ppo` does (those tests skip, saying why, only where verl is not installed)."""
 
 import importlib.util
 import json
@@ -114,9 +115,20 @@ def by_hand(gamma: float) -> np.ndarray:
     return np.stack([a, b], 1).reshape(-1)
 
 
+VERL_MISSING = (
+    "verl is not installed: it is no part of mazerl's extras (verl 0.9.1 pins transformers "
+    "< 5.11); make test installs it with --no-deps, as docs/tutorials/language-models.md says"
+)
+
+
+def need_verl():
+    """verl, or a skip that says why it is missing and how the suite installs it."""
+    return pytest.importorskip("verl", reason=VERL_MISSING)
+
+
 def verl_paths(kind: str, stand_in: Path) -> list[Path]:
-    if kind == "verl" and importlib.util.find_spec("verl") is None:
-        pytest.skip("verl is not installed")
+    if kind == "verl":
+        need_verl()
     return [stand_in, ROOT] if kind == "stand-in" else [ROOT]
 
 
@@ -193,13 +205,25 @@ def test_verl_args_are_hydra_overrides_that_keep_the_env_values_strings(tmp_path
     assert cfg.ray_kwargs.ray_init.runtime_env.env_vars.MAZERL_ADVANTAGE_KWARGS == '{"k":4}'
     for argv, message in (
         (["--algo", "ppo"], "unknown advantage estimator 'ppo'"),
-        (["--algo", "passk"], "advantage estimator 'passk' needs the argument k"),
-        (["--algo-arg", "k=4"], "advantage estimator 'grpo' takes no argument 'k'"),
+        (["--algo-arg", "k=4"], "advantage estimator 'grpo' takes no argument 'k'; its "
+                                "arguments: eps"),
         (["--gamma", "-1"], "focal gamma must be a finite number >= 0, got -1.0"),
-    ):
+    ):  # fmt: skip
         with pytest.raises(SystemExit):
             main(["verl-args", *argv])
         assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("algo", ["pkpo", "passk"])
+def test_verl_args_take_a_methods_hyperparameters_from_its_file(capsys, algo):
+    """conf/algo/pkpo.yaml and passk.yaml set k = 4: `verl-args --algo pkpo` prints it
+    without `--algo-arg`, and `--algo-arg k=8` replaces it."""
+    key = "+ray_kwargs.ray_init.runtime_env.env_vars.MAZERL_ADVANTAGE_KWARGS="
+    for extra, k in (([], 4), (["--algo-arg", "k=8"], 8)):
+        main(["verl-args", "--algo", algo, *extra])
+        printed = capsys.readouterr().out.split()
+        assert f"{key}'{{\"k\":{k}}}'" in printed
+        assert f"algorithm.adv_estimator=mazerl_{algo}" in printed
 
 
 @pytest.mark.parametrize(
@@ -283,8 +307,7 @@ def test_verls_own_config_and_loaders_take_the_printed_overrides(capsys):
     overrides loads mazerl's `compute_score` through `get_custom_reward_fn` (a right answer
     scores 1) and every mazerl estimator through verl's registry, with its gamma and
     hyperparameters (advantages as mazerl's `focal_advantages`, to 1e-6)."""
-    if importlib.util.find_spec("verl") is None:
-        pytest.skip("verl is not installed")
+    need_verl()
     from mazerl.envs.maze import MOVE_NAMES
     from mazerl.envs.spec import MazeSpec
 
@@ -323,3 +346,77 @@ def test_verls_own_config_and_loaders_take_the_printed_overrides(capsys):
             {"score": 1.0, "reason": "goal"},
             {"score": 0.0, "reason": "stopped before the goal"},
         ]
+
+
+def test_verls_dataset_and_prompt_builder_read_the_chat_exports(tmp_path, capsys):
+    """The tutorial's verl data (`mazerl-llm export ... --chat` to Parquet: training mazes and
+    the evaluation sets) read as `main_ppo` reads it: verl's `ppo_trainer.yaml` composed with
+    the data files, the model folder and the printed `verl-args`; the tokenizer from the
+    folder by `hf_tokenizer`; the datasets by `create_rl_dataset` (`RLHFDataset`); each
+    prompt by the Continuous Token builder of the single-turn agent loop (the tokenizer's
+    chat template over the row's `raw_prompt`). Every prompt is the maze tokenizer's tokens
+    of the maze's prompt text, and verl's reward function scores each row's reference
+    answer 1 and that answer less its last move 0, both decoded from token ids as verl's
+    reward loop decodes them. A text prompt (an export without `--chat`) makes the builder
+    raise the `TypeError` the tutorial's verl command met before it exported with `--chat`."""
+    need_verl()
+    from hydra import compose, initialize_config_dir
+    from transformers import AutoConfig
+    from verl.trainer.ppo.reward import get_custom_reward_fn
+    from verl.trainer.ppo.utils import create_rl_dataset
+    from verl.utils import hf_tokenizer
+    from verl.utils.tokenizer.continuous_token_wiring import create_continuous_token_builder
+
+    from mazerl.llm.models import maze_tokenizer, tiny_model
+    from mazerl.llm.text import continuation, prompt
+    from mazerl.llm.verifier import maze_of
+
+    model = tmp_path / "model"
+    tiny_model().save_pretrained(model)
+    maze_tokenizer().save_pretrained(model)
+    train, val, text = (tmp_path / f"{n}.parquet" for n in ("train", "eval", "text"))
+    two = "eval.sets=[{name: id, num_mazes: 5}, {name: ood_dfs, generator: dfs, num_mazes: 3}]"
+    main(["export", str(train), "--generator", "prim", "--size", "2", "--count", "6", "--chat"])
+    main(["export", str(val), "--eval-sets", "maze.size=2", two, "--chat"])
+    main(["export", str(text), "--generator", "prim", "--size", "2", "--count", "2"])
+    capsys.readouterr()
+    main(["verl-args", "--algo", "grpo"])
+    printed = capsys.readouterr().out.split()
+    data = [f"data.train_files={train}", f"data.val_files={val}"]
+    data += [f"actor_rollout_ref.model.path={model}"]
+    root = Path(importlib.util.find_spec("verl").submodule_search_locations[0])
+    with initialize_config_dir(str(root / "trainer" / "config"), version_base=None):
+        cfg = compose("ppo_trainer", overrides=[*printed, *data])
+    tokenizer = hf_tokenizer(cfg.actor_rollout_ref.model.path)
+    model_type = AutoConfig.from_pretrained(cfg.actor_rollout_ref.model.path).model_type
+    builder = create_continuous_token_builder(tokenizer, hf_model_type=model_type)
+    reward_fn = get_custom_reward_fn(cfg)
+    ours = maze_tokenizer()
+    sizes = {}
+    for files in (cfg.data.train_files, cfg.data.val_files):
+        dataset = create_rl_dataset(files, cfg.data, tokenizer, None)
+        sizes[Path(files).stem] = len(dataset)
+        for i in range(len(dataset)):
+            row = dataset[i]
+            ids = builder.build_initial_tokens(list(row["raw_prompt"]))  # the agent loop's call
+            maze = maze_of(row["maze"])
+            assert ids == ours(prompt(maze, "maxrl"), add_special_tokens=False)["input_ids"]
+            truth = row["reward_model"]["ground_truth"]
+            right = continuation(row["solution"], "maxrl")  # ' RIGHT ... DONE'
+            short = right.removesuffix(" DONE").rsplit(" ", 1)[0] + " DONE"
+            for answer, expected in ((right, 1.0), (short, 0.0)):
+                response = tokenizer(answer, add_special_tokens=False)["input_ids"]
+                decoded = tokenizer.decode([*response, tokenizer.eos_token_id],
+                                           skip_special_tokens=True)  # fmt: skip
+                result = reward_fn(
+                    data_source=row["data_source"],
+                    solution_str=decoded,
+                    ground_truth=truth,
+                    extra_info=row["extra_info"],
+                )
+                assert result["score"] == expected, (answer, result)
+    assert sizes == {"train": 6, "eval": 8}
+    as_text = create_rl_dataset(str(text), cfg.data, tokenizer, None)[0]["raw_prompt"]
+    assert isinstance(as_text, str)
+    with pytest.raises(TypeError, match=r'can only concatenate list \(not "str"\) to list'):
+        builder.build_initial_tokens(as_text)

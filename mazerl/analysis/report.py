@@ -57,9 +57,11 @@ def summarize(*folders: Path, out: Path | None = None, step: int | None = None) 
     cols, rows = aggregate(runs)
     paired = paired_comparisons(runs, cols) if rows else []
     trends = convergence(runs, cols, paired) if rows else {"groups": {}, "paired": []}
+    evaluated_only = evaluation_only(runs)
     for i, e in enumerate(paired):
         sets = {c.set for c in e["diffs"]}
-        e["converged"] = {s: entry_settled(trends, i, e, s) for s in sets}
+        if not evaluated_only:  # convergence is of training curves
+            e["converged"] = {s: entry_settled(trends, i, e, s) for s in sets}
     maze = any(c.source == "eval" for c in cols)
     on_board = maze and (placement is not None or varies_methods(runs))
     board = measure(board_rows(runs, placement), cols) if on_board else []
@@ -69,7 +71,7 @@ def summarize(*folders: Path, out: Path | None = None, step: int | None = None) 
     extra += convergence_markdown(trends, paired) + power_markdown(paired, cols)
     for section in sections:
         extra += section(summary)
-    if rows and lacking_training_data([r for r in runs if r.metrics is not None]):
+    if rows and not evaluated_only and lacking_training_data([r for r in runs if r.metrics]):
         extra += [
             "These runs have no training scalars (train.csv, or TensorBoard events, which are "
             "not committed): curves.png, routes.png and behaviour.png are kept as drawn when "
@@ -77,6 +79,8 @@ def summarize(*folders: Path, out: Path | None = None, step: int | None = None) 
             "",
         ]
     text = markdown(cols, rows, runs, paired, extra)
+    if evaluated_only:
+        text = EVALUATION_ONLY + "\n\n" + text
     if step is not None:
         text = f"Every run as it stood at step {step:,} (`{command}`).\n\n" + text
     (out / "summary.md").write_text(text)
@@ -93,6 +97,21 @@ def summarize(*folders: Path, out: Path | None = None, step: int | None = None) 
         else:
             plot_categorical(dest, runs, cols)
     return text
+
+
+EVALUATION_ONLY = (
+    "An evaluation-only sweep: each run evaluated a model as it is (`mazerl-llm eval`: exact "
+    "and sampled pass@k on every set), none trained; the runs are grouped by `model=NAME` "
+    "and each is paired with `model=base` maze by maze."
+)
+
+
+def evaluation_only(runs: list[Run]) -> bool:
+    """Whether every finished run only evaluated a model (`mazerl-llm eval` records
+    `about.command = eval` in its metrics.json): its summary then says so and shows nothing
+    of training (no convergence column, no note on training scalars)."""
+    read = [r for r in runs if r.metrics is not None]
+    return bool(read) and all((r.metrics.get("about") or {}).get("command") == "eval" for r in read)
 
 
 def gather(folders: tuple[Path, ...], step: int | None = None) -> tuple[list[Run], list[str]]:

@@ -204,11 +204,13 @@ def paired_markdown(cols: list[Metric], paired: list[dict]) -> list[str]:
     carry it (`mazerl.analysis.convergence`)."""
     if not paired:
         return []
+    models = {e["key"] for e in paired} == {"model"}  # evaluated models: no training keys
+    reference = "model=base" if models else "gamma = 0, GRPO, method=grpo, model=base"
     lines = [
         "## Paired differences",
         "",
         "Each group minus the group that differs from it only in the compared key (reference: "
-        "gamma = 0, GRPO, method=grpo, model=base), runs paired by seed and, where the "
+        f"{reference}), runs paired by seed and, where the "
         "evaluations saved per-maze values, by evaluation maze. 95% t interval from a two-way "
         "(seed x maze) decomposition: "
         "variance = (MS_seed + MS_maze - MS_residual) / (seeds x mazes), the interaction "
@@ -241,8 +243,10 @@ def paired_markdown(cols: list[Metric], paired: list[dict]) -> list[str]:
                     + " | ".join(cells)
                     + " |"
                 )
-            lines += ["", f"{count} intervals in this table (at 95% each, about "
-                      f"{count / 20:.1f} would miss their true value by chance).", ""]  # fmt: skip
+            lines += [""]
+            if count or not models:  # evaluated models, one seed: n/a in every cell says so
+                chance = f"about {count / 20:.1f} would miss their true value by chance"
+                lines += [f"{count} intervals in this table (at 95% each, {chance}).", ""]
     return lines
 
 

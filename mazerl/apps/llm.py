@@ -19,7 +19,13 @@ randomly initialised causal LM of mazerl's transformer shape with the maze-vocab
 causal LM on every set of a dataset as a mazerl run folder (`metrics.json`,
 `eval/step_0000000.json`): `mazerl-summarize` over the folder of several such runs tabulates
 them and pairs them maze by maze (`model=NAME`, reference `base`). `verl-args` prints the
-Hydra overrides that run mazerl's estimator and reward in `python -m verl.trainer.main_ppo`.
+Hydra overrides that run mazerl's estimator and reward in `python -m verl.trainer.main_ppo`;
+verl reads `export --chat` Parquet. `--algo NAME` takes its hyperparameters from the method
+file `conf/algo/NAME.yaml`, as `mazerl-train algo=NAME` does, each `--algo-arg` replacing
+one; `export --rule maxrl` marks the rows for MaxRL's `judge_maze` rule. `sft`, `train` and
+`eval` run torch on `--threads` threads (default 1) and write every setting they ran with,
+the threads and the CPU kind to `--out/metrics.json`: their figures repeat on the same CPU
+kind and threads.
 """
 
 import argparse
@@ -36,8 +42,15 @@ from mazerl.core.errors import UserError
 from mazerl.core.plugins import load_plugins
 
 EXTRA = ("transformers", "trl", "datasets")
-ALGO_ARG = "a hyperparameter of the estimator, e.g. k=4 for passk and pkpo (repeatable)"
+ALGO_ARG = (
+    "a hyperparameter of the estimator over its method file conf/algo/NAME.yaml (passk, pkpo: "
+    "k=4), e.g. k=8 (repeatable)"
+)
 ALGO_HELP = "a registered mazerl advantage estimator or reward transform (pkpo)"
+THREADS = "torch threads (recorded; figures repeat on the same CPU kind and threads)"
+# TRL's sampling settings of a training run (GRPOConfig's names), recorded in its metrics.json
+SAMPLING = ("temperature", "top_p", "top_k", "min_p", "repetition_penalty", "num_generations",
+            "max_completion_length")  # fmt: skip
 HUB_TIMEOUT = 10  # seconds: the one request that checks a --model Hub id
 
 
@@ -58,7 +71,16 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", default="maxrl", choices=("maxrl", "plain"))
     export.add_argument("--split", default="train", help="split of generated or layout mazes")
     export.add_argument("--allow-revisits", action="store_true")
-    export.add_argument("--chat", action="store_true", help="prompts as chat conversations")
+    export.add_argument(
+        "--chat",
+        action="store_true",
+        help="prompts as chat conversations (verl's RLHFDataset needs them)",
+    )
+    export.add_argument(
+        "--rule",
+        default="mazerl",
+        help="the verifier's rule for the rows: mazerl's, or maxrl (MaxRL's judge_maze)",
+    )
     source = export.add_mutually_exclusive_group(required=True)
     source.add_argument("--generator", help="generated mazes (with --size, --seed, --count)")
     source.add_argument("--layout", help="a layout collection: shipped name, file, dir or glob")
@@ -81,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     sft.add_argument("--batch", type=int, default=32, help="answers per step")
     sft.add_argument("--lr", type=float, default=5e-4)
     sft.add_argument("--seed", type=int, default=0)
+    sft.add_argument("--threads", type=int, default=1, help=THREADS)
 
     train = sub.add_parser("train", help="TRL GRPO with mazerl's focal advantage")
     train.add_argument("--data", type=Path, required=True, help="an exported dataset")
@@ -95,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--lr", type=float, default=1e-5)
     train.add_argument("--max-completion-length", type=int, default=64)
     train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--threads", type=int, default=1, help=THREADS)
 
     ev = sub.add_parser("eval", help="exact and sampled pass@k of a causal LM")
     ev.add_argument("--model", required=True, help="a causal LM: folder or hub id")
@@ -110,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("--temperature", type=float, default=1.0)
     ev.add_argument("--seed", type=int, default=0)
+    ev.add_argument("--threads", type=int, default=1, help=THREADS)
 
     verl = sub.add_parser("verl-args", help="Hydra overrides for verl.trainer.main_ppo")
     verl.add_argument("--algo", default="grpo", help=ALGO_HELP)
@@ -175,9 +200,12 @@ def export(args) -> None:
     rows = []
     for name, mazes in sets.items():
         split = args.split if args.eval_sets is None else ("id" if name == "id" else "ood")
-        rows += records(mazes, args.format, split, name, args.allow_revisits, args.chat)
+        rows += records(mazes, args.format, split, name, args.allow_revisits, args.chat, args.rule)
     write(rows, args.out)
-    print(f"wrote {args.out}: {len(rows)} mazes ({', '.join(sets)}), format {args.format}")
+    print(
+        f"wrote {args.out}: {len(rows)} mazes ({', '.join(sets)}), format {args.format}, "
+        f"{args.rule}'s rule" + (", chat prompts" if args.chat else "")
+    )
 
 
 def config_sets(overrides: list[str]):
@@ -374,15 +402,63 @@ def check_positive(**values) -> None:
             raise UserError(f"--{key.replace('_', '-')} must be > 0, got {value}")
 
 
-def sft(args) -> None:
+def machine(threads: int) -> dict:
+    """Set torch's threads for this command and say where it runs.
+
+    Args:
+        threads: torch threads (`--threads`, >= 1).
+
+    Returns:
+        `{threads, device, cpu, cpu_capability}`: the settings a figure repeats under (the
+        same CPU kind and threads give the same numbers; `mazerl.core.device.cpu_info`).
+    """
     import torch
+
+    from mazerl.core.device import cpu_info
+
+    check_positive(threads=threads)
+    torch.set_num_threads(threads)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    return {"threads": threads, "device": device, **cpu_info()}
+
+
+def model_settings(model) -> dict:
+    """A causal LM's settings as a run records them: its class, parameter count and whole
+    transformers config (`config.to_dict`, JSON types)."""
+    config = json.loads(model.config.to_json_string(use_diff=False))
+    count = sum(p.numel() for p in model.parameters())
+    return {"class": type(model).__name__, "parameters": count, "config": config}
+
+
+def where_line(where: dict, out: Path) -> str:
+    """The line that says where a run's figures came from: device, threads, CPU kind."""
+    threads = f"{where['threads']} thread" + ("s" if where["threads"] > 1 else "")
+    return (
+        f"on {where['device']} with {threads} ({where['cpu']}, {where['cpu_capability']}); "
+        f"every setting in {out / 'metrics.json'}"
+    )
+
+
+def write_metrics(out: Path, about: dict, final: dict) -> None:
+    """`out/metrics.json` of an `sft` or `train` run: `about` (every setting of the run: data,
+    model, sampling, optimiser, threads, CPU), `final` (its last figures) and `code`
+    (`code_identity`), as `eval` writes its own (`mazerl.llm.exact.write_run`)."""
+    from mazerl.core.files import write_json_atomic
+    from mazerl.core.provenance import code_identity
+
+    write_json_atomic({"final": final, "about": about, "code": dict(code_identity())},
+                      out / "metrics.json")  # fmt: skip
+
+
+def sft(args) -> None:
     from torch.utils.tensorboard import SummaryWriter
 
+    from mazerl.llm import sft as warm
     from mazerl.llm.exact import prompt_text
-    from mazerl.llm.sft import demonstrations, warm_up
     from mazerl.llm.text import continuation
 
     check_positive(steps=args.steps, batch=args.batch, lr=args.lr)
+    where = machine(args.threads)
     new_folder(args.out, "--out")
     rows = load_rows(args.data, ("prompt", "solution", "maze_format"))
     fmt = one_format(rows, args.data)
@@ -390,14 +466,33 @@ def sft(args) -> None:
     check_chat(rows, tokenizer, args)
     model = load_model(args.model, args.seed)
     prompts = [prompt_text(tokenizer, r["prompt"]) for r in rows]
-    pairs = demonstrations(tokenizer, prompts, [continuation(r["solution"], fmt) for r in rows])
+    pairs = warm.demonstrations(
+        tokenizer, prompts, [continuation(r["solution"], fmt) for r in rows]
+    )
     if args.model == "tiny":
         model.save_pretrained(str(args.out / "base"))
         save_tokenizer(tokenizer, args.out / "base")
-    model.to("cuda" if torch.cuda.is_available() else "cpu")
+    about = {
+        "command": "sft",
+        "data": str(args.data),
+        "format": fmt,
+        "mazes": len(rows),
+        "model": args.model,
+        "model_settings": model_settings(model),
+        "steps": args.steps,
+        "batch": args.batch,
+        "optimiser": "AdamW",
+        "lr": args.lr,
+        "betas": list(warm.BETAS),
+        "weight_decay": warm.WEIGHT_DECAY,
+        "clip_norm": warm.CLIP_NORM,
+        "seed": args.seed,
+        **where,
+    }
+    model.to(where["device"])
     writer = SummaryWriter(str(args.out))
     start = time.perf_counter()
-    losses = warm_up(
+    losses = warm.warm_up(
         model,
         tokenizer,
         pairs,
@@ -413,14 +508,16 @@ def sft(args) -> None:
     model.save_pretrained(str(args.out / "model"))
     save_tokenizer(tokenizer, args.out / "model")
     last = sum(losses[-10:]) / len(losses[-10:])
+    final = {"sft/answer_loss_first": losses[0], "sft/answer_loss_last10": last}
+    write_metrics(args.out, about, {**final, "seconds": seconds})
     print(
         f"sft {args.steps} steps in {seconds:.0f} s ({seconds / args.steps:.2f} s/step): answer "
         f"loss {losses[0]:.3f} -> {last:.3f} nats/token -> {args.out / 'model'}"
     )
+    print(where_line(where, args.out))
 
 
 def train(args) -> None:
-    import torch
     from datasets import Dataset
     from trl import GRPOConfig
 
@@ -431,11 +528,13 @@ def train(args) -> None:
     if args.group < 2:
         raise UserError(f"--group must be >= 2, got {args.group}")
     check_positive(prompts=args.prompts, steps=args.steps, lr=args.lr)
-    advantage_kwargs = algo_args(args.algo_arg)
-    check_objective(args.algo, args.gamma, advantage_kwargs)  # a ConfigError names the key
+    # the method file's hyperparameters under --algo-arg; a ConfigError names a bad key
+    advantage_kwargs = check_objective(args.algo, args.gamma, algo_args(args.algo_arg))
+    where = machine(args.threads)
     new_folder(args.out, "--out")
     rows = load_rows(args.data, ("prompt", "maze", "maze_format"))
-    tokenizer = load_tokenizer(args.model, one_format(rows, args.data))
+    fmt = one_format(rows, args.data)
+    tokenizer = load_tokenizer(args.model, fmt)
     check_chat(rows, tokenizer, args)
     model = load_model(args.model, args.seed)
     config = GRPOConfig(
@@ -449,9 +548,28 @@ def train(args) -> None:
         logging_steps=1,
         save_strategy="no",
         seed=args.seed,
-        use_cpu=not torch.cuda.is_available(),
+        use_cpu=where["device"] == "cpu",
         activation_checkpointing=True,  # GRPOConfig's default, by its non-deprecated name
     )
+    about = {
+        "command": "train",
+        "data": str(args.data),
+        "format": fmt,
+        "mazes": len(rows),
+        "model": args.model,
+        "model_settings": model_settings(model),
+        "algo": args.algo,
+        "gamma": args.gamma,
+        "advantage_kwargs": advantage_kwargs,
+        "group": args.group,
+        "prompts": args.prompts,
+        "steps": args.steps,
+        "lr": args.lr,
+        "seed": args.seed,
+        "sampling": {k: getattr(config, k) for k in SAMPLING},
+        "grpo_config": json.loads(json.dumps(config.to_dict(), default=str)),
+        **where,
+    }
     trainer = FocalGRPOTrainer(
         model=model,
         processing_class=tokenizer,
@@ -471,11 +589,13 @@ def train(args) -> None:
     trainer.save_model(str(args.out / "model"))
     save_tokenizer(tokenizer, args.out / "model")
     rewards = [h["reward"] for h in trainer.state.log_history if "reward" in h]
+    write_metrics(args.out, about, {"train/reward": rewards, "seconds": seconds})
     print("reward " + ", ".join(f"{r:.4g}" for r in rewards))
     print(
         f"trained {args.steps} steps in {seconds:.0f} s ({seconds / args.steps:.2f} s/step) -> "
         f"{args.out / 'model'} (TensorBoard: {args.out})"
     )
+    print(where_line(where, args.out))
 
 
 def evaluate(args) -> None:
@@ -488,6 +608,7 @@ def evaluate(args) -> None:
     check_positive(n=args.n, temperature=args.temperature)
     if args.sampled_mazes < 0:
         raise UserError(f"--sampled-mazes must be >= 0, got {args.sampled_mazes}")
+    where = machine(args.threads)
     new_folder(args.out, "--out")
     rows = load_rows(args.data, ("prompt", "maze", "maze_format", "set", "index"))
     fmt = one_format(rows, args.data)
@@ -499,7 +620,7 @@ def evaluate(args) -> None:
     for r in sorted(rows, key=lambda r: (r["set"], r["index"])):
         by_set[r["set"]].append(maze_of(r["maze"]))
         prompts[r["set"]].append(prompt_text(tokenizer, r["prompt"]))
-    model.to("cuda" if torch.cuda.is_available() else "cpu").eval()
+    model.to(where["device"]).eval()
     torch.manual_seed(args.seed)
     results = {
         name: evaluate_set(
@@ -517,13 +638,45 @@ def evaluate(args) -> None:
         for name, mazes in by_set.items()
     }
     name = args.name or args.out.name
-    about = {"model": args.model, "data": str(args.data), "format": fmt, "n": args.n}
-    about["sampled_mazes"] = args.sampled_mazes or None
-    write_run(args.out, results, about, [f"model={name}", f"seed={args.seed}"])
+    about = {
+        "command": "eval",
+        "name": name,
+        "data": str(args.data),
+        "format": fmt,
+        "allow_revisits": True in allow,
+        "model": args.model,
+        "model_settings": model_settings(model),
+        # sampling: full softmax at the temperature (no top-k, no top-p), the exact values
+        # at the same temperature; n samples of each of the first sampled_mazes mazes
+        "temperature": args.temperature,
+        "top_k": None,
+        "top_p": None,
+        "n": args.n,
+        "sampled_mazes": args.sampled_mazes or None,
+        "max_new_tokens": {s: m["max_new_tokens"] for s, m in results.items()},
+        "mazes": {s: m["mazes"] for s, m in results.items()},
+        "seed": args.seed,
+        **where,
+    }
+    overrides = [f"model={name}", f"temperature={args.temperature}", f"seed={args.seed}"]
+    write_run(args.out, results, about, overrides)
     for set_name, m in results.items():
-        keys = [k for k in m if "pass@" in k and not k.endswith("_se")]
-        print(f"{set_name}: " + "  ".join(f"{k} {m[k]:.3f}" for k in keys))
-    print(f"-> {args.out / 'metrics.json'}")
+        print(f"{set_name}: {figures(m, args.n)}")
+    print(where_line(where, args.out))
+
+
+def figures(metrics: dict, n: int) -> str:
+    """One set's pass@k figures, each kind labelled with the mazes it covers:
+    `sampled (4 mazes, n 16): pass@1 0.781 ...; exact (64 mazes): exact_pass@1 0.594 ...`."""
+    counts = metrics["mazes"]
+    parts = []
+    for kind, label in (("sampled", f"{counts['sampled']} mazes, n {n}"),
+                        ("exact", f"{counts['exact']} mazes")):  # fmt: skip
+        keys = [k for k in metrics if k.startswith("exact_pass@" if kind == "exact" else "pass@")]
+        values = "  ".join(f"{k} {metrics[k]:.3f}" for k in keys if not k.endswith("_se"))
+        if values:
+            parts.append(f"{kind} ({label}): {values}")
+    return "; ".join(parts)
 
 
 def verl_args(args) -> None:

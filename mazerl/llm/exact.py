@@ -158,12 +158,12 @@ def sampled_successes(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Sample n completions per maze: `[M]` success counts and `[M]` counts of successes that
     do not start with a canonical completion (`canonical[maze]`: its routes' ids). The caller
-    seeds torch. `max_new_tokens` default: twice the longest canonical completion plus 8. A
-    progress bar (mazes done) labelled `desc` when given."""
+    seeds torch. `max_new_tokens` default: `answer_limit(canonical)`. A progress bar (mazes
+    done) labelled `desc` when given."""
     device = next(model.parameters()).device
     eos = tokenizer.eos_token_id
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos
-    limit = max_new_tokens or 2 * max(len(t) for c in canonical for t in c) + 8
+    limit = max_new_tokens or answer_limit(canonical)
     successes = np.zeros(len(mazes), dtype=np.int64)
     noncanonical = np.zeros(len(mazes), dtype=np.int64)
     chunk = sampling_chunk(len(mazes), n, batch_rollouts)
@@ -203,6 +203,12 @@ def sampled_successes(
         bar.update(len(part))
     bar.close()
     return successes, noncanonical
+
+
+def answer_limit(canonical: list[list[list[int]]]) -> int:
+    """The most tokens a sampled answer may have: twice the longest canonical completion
+    (`canonical[maze][route]`: token ids) plus 8."""
+    return 2 * max(len(t) for c in canonical for t in c) + 8
 
 
 def sampling_chunk(mazes: int, n: int, batch_rollouts: int) -> int:
@@ -246,9 +252,11 @@ def evaluate_set(
     """Metrics of one set under the keys of `mazerl.eval.evaluate.evaluate_set` (`pass@k`,
     `exact_pass@k` and their `_se`, `success_rate`, `coverage`, `per_maze`), plus
     `noncanonical_success_rate` (and `_se`): the estimate of the exact values' tokenization
-    gap. `prompts`: each maze's prompt text. Exact values cover every maze (none with
-    `allow_revisits`: many sequences succeed); sampled ones the first `sampled_mazes` (None:
-    all). `progress`: a progress bar per pass, labelled with the set's name."""
+    gap; `mazes`: `{sampled, exact}`, the number of mazes each kind of figure covers; and
+    `max_new_tokens`: the sampled answers' length limit (`answer_limit`). `prompts`: each
+    maze's prompt text. Exact values cover every maze (none with `allow_revisits`: many
+    sequences succeed); sampled ones the first `sampled_mazes` (None: all). `progress`: a
+    progress bar per pass, labelled with the set's name."""
     mazes = eval_set.mazes
     sampled = mazes[: sampled_mazes or len(mazes)]
 
@@ -258,6 +266,7 @@ def evaluate_set(
     p, canonical = exact_success(
         model, tokenizer, mazes, prompts, fmt, temperature, batch_size, label("exact")
     )
+    limit = answer_limit(canonical[: len(sampled)])
     correct, noncanonical = sampled_successes(
         model,
         tokenizer,
@@ -269,9 +278,12 @@ def evaluate_set(
         temperature,
         allow_revisits,
         batch_rollouts,
+        limit,
         desc=label(f"sampled (n={n})"),
     )
     out = sampled_metrics(correct, n, ks)
+    out["mazes"] = {"sampled": len(sampled), "exact": 0 if allow_revisits else len(mazes)}
+    out["max_new_tokens"] = limit
     out["noncanonical_success_rate"] = float((noncanonical / n).mean())
     out["noncanonical_success_rate_se"] = standard_error(noncanonical / n)
     per: dict = {"successes": correct.tolist(), "n": n, "exact_p": None}

@@ -12,8 +12,10 @@ Columns (every format):
                             per-maze lists are in `index` order: join on (mazes_hash, index)
     data_source, reward_model, extra_info
                             verl's columns, laid out as MaxRL's maze data: `mazerl-<format>`
-                            (a `maze` prefix, as MaxRL's sources), {style: rule, ground_truth},
-                            {split, set, index, key, allow_revisits, question, answer}. The
+                            (a `maze` prefix, as MaxRL's sources; `mazerl-maxrl-judge` with
+                            MaxRL's rule), {style: rule, ground_truth}, {split, set, index,
+                            key, allow_revisits, rule, question, answer}: `rule` the verifier's
+                            rule for the row (`mazerl`, or `maxrl`: MaxRL's `judge_maze`). The
                             ground truth is MaxRL's whole token sequence (`text.sequence`) in
                             `maxrl`, the layout text in `plain`; `question` is the prompt text,
                             `answer` the ground truth (MaxRL's SFT script reads those two).
@@ -36,7 +38,7 @@ from mazerl.envs.layouts import to_text
 from mazerl.envs.maze import Maze
 from mazerl.eval.evaluate import mazes_hash
 from mazerl.llm.text import answer, check_format, prompt, sequence
-from mazerl.llm.verifier import DATA_SOURCE
+from mazerl.llm.verifier import DATA_SOURCE, MAXRL_RULE_SOURCE, RULES
 
 SUFFIXES = (".jsonl", ".json", ".parquet")
 
@@ -53,9 +55,17 @@ def records(
     set_name: str,
     allow_revisits: bool = False,
     chat: bool = False,
+    rule: str = "mazerl",
 ) -> list[dict]:
-    """One record per maze (columns in the module docstring)."""
+    """One record per maze (columns in the module docstring); `rule` the verifier's rule
+    (`mazerl` or `maxrl`, which reads `maxrl` answers only); a `UserError` for another."""
     check_format(fmt)
+    if rule not in RULES:
+        raise UserError(f"unknown rule {rule!r}; known: {', '.join(RULES)}")
+    if rule == "maxrl" and fmt != "maxrl":
+        raise UserError(f"MaxRL's rule reads the maxrl format only, not {fmt}")
+    if rule == "maxrl" and allow_revisits:
+        raise UserError("MaxRL's rule always allows revisits: leave out --allow-revisits")
     joined = mazes_hash(mazes)
     out = []
     for i, maze in enumerate(mazes):
@@ -71,11 +81,12 @@ def records(
                 "maze_format": fmt,
                 **info,
                 "mazes_hash": joined,
-                "data_source": DATA_SOURCE[fmt],
+                "data_source": MAXRL_RULE_SOURCE if rule == "maxrl" else DATA_SOURCE[fmt],
                 "reward_model": {"style": "rule", "ground_truth": truth},
                 "extra_info": {
                     **info,
                     "allow_revisits": allow_revisits,
+                    "rule": rule,
                     "question": text,
                     "answer": truth,
                 },

@@ -128,25 +128,70 @@ def focal_advantages(
     return g * advantages, g
 
 
-def check_objective(algo: str, gamma: float, advantage_kwargs: dict) -> None:
-    """Check an objective's settings before any rewards exist.
+def method_kwargs(algo: str) -> dict:
+    """The hyperparameters mazerl's method file gives an estimator name: what `mazerl-train
+    algo=<algo>` runs with.
+
+    Args:
+        algo: a name of `estimator_names()`.
+
+    Returns:
+        From `conf/algo/<algo>.yaml` with its bases (`load_option`): its
+        `reward_transform_kwargs` for a reward transform (`pkpo`: `{"k": 4}`), its
+        `advantage_kwargs` for an advantage estimator the file names as its `advantage`
+        (`passk`: `{"k": 4}`); `{}` where there is no such file (a plug-in's estimator).
+    """
+    path = CONF_DIR / "algo" / f"{algo}.yaml"
+    if not path.is_file():
+        return {}
+    method = load_option("algo", algo)
+    if method.get("reward_transform") == algo:
+        return OmegaConf.to_container(method.reward_transform_kwargs)
+    if method.get("advantage") == algo:
+        return OmegaConf.to_container(method.advantage_kwargs)
+    return {}
+
+
+def settable(registry, name: str) -> list[str]:
+    """The hyperparameters of a registered estimator or transform: its keyword parameters
+    after the rewards it is called on."""
+    return registry.parameters(name)[1:]
+
+
+def check_objective(algo: str, gamma: float, advantage_kwargs: dict) -> dict:
+    """Check an objective's settings before any rewards exist, and complete them.
 
     Args:
         algo: an estimator name (`estimator_names`).
         gamma: the focal exponent.
         advantage_kwargs: the estimator's (a transform's, for a transform name)
-            hyperparameters.
+            hyperparameters given by the user (`--algo-arg`), over `method_kwargs(algo)`.
+
+    Returns:
+        The hyperparameters the objective runs with: `method_kwargs(algo)` updated with
+        `advantage_kwargs` (`passk` with none given: `{"k": 4}`).
 
     Raises:
-        ConfigError: an unknown estimator, an argument it does not take or lacks, or a gamma
-            that is not a finite number >= 0.
+        ConfigError: an unknown estimator, an argument it does not take (naming the ones
+            it does) or lacks (naming `--algo-arg`), or a gamma that is not a finite
+            number >= 0.
     """
     transform, advantage, _ = method_parts(algo)
     registry, name = (ADVANTAGES, advantage) if transform is None else (REWARD_TRANSFORMS, algo)
-    registry.check_arguments(name, advantage_kwargs)
+    kwargs = {**method_kwargs(algo), **advantage_kwargs}
+    unknown = sorted(k for k in kwargs if not registry.takes(name, k))
+    if unknown:
+        raise ConfigError(
+            f"{registry.kind} {name!r} takes no argument {', '.join(map(repr, unknown))}; "
+            f"its arguments: {', '.join(settable(registry, name)) or 'none'}"
+        )
     params = list(inspect.signature(registry.get(name)).parameters.values())[1:]
-    missing = [p.name for p in params if p.default is p.empty and p.name not in advantage_kwargs]
+    missing = [p.name for p in params if p.default is p.empty and p.name not in kwargs]
     if missing:
-        raise ConfigError(f"{registry.kind} {name!r} needs the argument {', '.join(missing)}")
+        raise ConfigError(
+            f"{registry.kind} {name!r} needs the argument {', '.join(missing)}: give it with "
+            + " ".join(f"--algo-arg {m}=VALUE" for m in missing)
+        )
     if not (isinstance(gamma, int | float) and math.isfinite(gamma) and gamma >= 0):
         raise ConfigError(f"focal gamma must be a finite number >= 0, got {gamma!r}")
+    return kwargs

@@ -16,6 +16,10 @@ from tqdm import tqdm
 
 from mazerl.llm.exact import canonical_ids
 
+# the paper's SFT optimiser but for the learning rate (`lr`): AdamW's betas and weight decay,
+# and the gradient-norm clip applied before each step
+BETAS, WEIGHT_DECAY, CLIP_NORM = (0.9, 0.95), 0.01, 1.0
+
 
 def demonstrations(
     tokenizer, prompts: Sequence[str], answers: Sequence[str]
@@ -67,7 +71,7 @@ def warm_up(
     shows a bar with the loss."""
     device = next(model.parameters()).device
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.01)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=BETAS, weight_decay=WEIGHT_DECAY)
     gen = torch.Generator().manual_seed(seed)
     order: list[int] = []
     losses = []
@@ -81,7 +85,7 @@ def warm_up(
         loss = answer_loss(model, *(t.to(device) for t in batch))
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), CLIP_NORM)
         opt.step()
         losses.append(loss.item())
         bar.set_postfix(loss=f"{losses[-1]:.3f}", refresh=False)

@@ -34,8 +34,9 @@ DEPRECATED_CHECKPOINTING = r"`(is_)?gradient_checkpointing\w*` is deprecated"
 class FocalGRPOTrainer(GRPOTrainer):
     """`GRPOTrainer(..., algo="grpo", focal_gamma=0.5, advantage_kwargs=None)`: `algo` a
     registered mazerl advantage estimator (`drgrpo`, `grpo`, `maxrl`, `passk`, `rloo`,
-    `w_reinforce`), `focal_gamma` >= 0 (0: the estimator alone), `advantage_kwargs` the
-    estimator's hyperparameters (`{"k": 4}` for `passk`). Every other argument is
+    `w_reinforce`, `pkpo`), `focal_gamma` >= 0 (0: the estimator alone), `advantage_kwargs`
+    the estimator's hyperparameters over those of its method file `conf/algo/<algo>.yaml`
+    (`objective.method_kwargs`: `{"k": 4}` for `passk` and `pkpo`). Every other argument is
     `GRPOTrainer`'s."""
 
     def __init__(
@@ -46,8 +47,8 @@ class FocalGRPOTrainer(GRPOTrainer):
         advantage_kwargs: dict | None = None,
         **kwargs,
     ):
-        self.advantage_kwargs = dict(advantage_kwargs or {})
-        check_objective(algo, focal_gamma, self.advantage_kwargs)  # before TRL's set-up
+        # the method file's hyperparameters under the given ones, checked before TRL's set-up
+        self.advantage_kwargs = check_objective(algo, focal_gamma, dict(advantage_kwargs or {}))
         super().__init__(*args, **kwargs)
         self.algo, self.focal_gamma = algo, focal_gamma
         self._gathered_rewards: torch.Tensor | None = None

@@ -6,8 +6,9 @@ episode reaches the goal, else 0. The episode ends at the goal, a wall (stepping
 counts as a wall, reported as `out of bounds`), a revisit (unless `allow_revisits`), or after
 `max_steps`; moves after the end are never read. A completion whose moves run out first scores
 0: `stopped before the goal` after a stop word or the end of the text, or its reading's
-`malformed: ...` reason. Nothing raises on model output: every completion gets a reward and a
-reason that can be logged.
+`malformed: ...` reason; a completion with no words is an `empty completion`, one that is not
+text (None, bytes, a message without text) `not text`. Nothing raises on model output: every
+completion gets a reward and a reason that can be logged.
 
 The ground truth is any text `maze_of` reads: mazerl's layout text (the `maze` column of
 `mazerl-llm export`) or MaxRL's token sequence (`<bos> GRID_START ... GRID_END PATH_START
@@ -23,9 +24,12 @@ export). One that is not a maze scores 0 with the reason `unreadable ground trut
   `data_source` `mazerl-plain`, else `maxrl`: `mazerl-maxrl`, MaxRL's `maze...` sources or any
   other source whose ground truth is a maze.
 
-The rule is mazerl's, not MaxRL's `judge_maze`: MaxRL also scores 0 an answer without `DONE`
-and scores a route that revisits a cell; mazerl ends the episode at the goal (`DONE` not
-needed) and at a revisit (unless `allow_revisits`).
+The rule is mazerl's unless a row asks for MaxRL's (`rule_of`: `extra_info["rule"] =
+"maxrl"`, or the data_source `mazerl-maxrl-judge`; `mazerl-llm export --rule maxrl` writes
+both). The two differ where MaxRL's `judge_maze` (`judge_maxrl`) scores 0 an answer without
+`DONE` or with any other word before it (even after the goal), and scores a route that
+revisits a cell; mazerl ends the episode at the goal (`DONE` not needed, nothing after it
+read) and at a revisit (unless `allow_revisits`).
 """
 
 import functools
@@ -37,16 +41,31 @@ import torch
 
 from mazerl.envs.batch import STOP_ACTION, MazeBatch
 from mazerl.envs.layouts import MAX_ROUTES, MAX_SIDE, parse
-from mazerl.envs.maze import DELTAS, EVENTS, GOAL, MOVE, STOP, WALL, Maze, replay, simple_paths
+from mazerl.envs.maze import (
+    DELTAS,
+    EVENTS,
+    GOAL,
+    MOVE,
+    MOVE_NAMES,
+    STOP,
+    WALL,
+    Maze,
+    replay,
+    simple_paths,
+)
 from mazerl.llm.text import FORMATS, grid_rows, read_moves
 
 DATA_SOURCE = {fmt: f"mazerl-{fmt}" for fmt in FORMATS}  # verl's data_source column
+RULES = ("mazerl", "maxrl")  # mazerl's rule (the default) and MaxRL's `judge_maze`
+# the data_source of a `maxrl` export scored by MaxRL's rule (`mazerl-llm export --rule maxrl`)
+MAXRL_RULE_SOURCE = "mazerl-maxrl-judge"
 
 
 @dataclass(frozen=True)
 class Verdict:
     """reward: 1.0 or 0.0; reason: `goal`, `wall`, `out of bounds`, `revisit`, `out of steps`,
-    `stopped before the goal` or `malformed: ...`."""
+    `stopped before the goal`, `empty completion`, `not text`, `no DONE` (MaxRL's rule),
+    `malformed: ...` or `unreadable ground truth: ...`."""
 
     reward: float
     reason: str
@@ -59,7 +78,8 @@ def judge(
     allow_revisits: bool = False,
     max_steps: int | None = None,
 ) -> list[Verdict]:
-    """One `Verdict` per `(maze, completion text)` pair, all stepped together."""
+    """One `Verdict` per `(maze, completion text)` pair by mazerl's rule, all stepped together;
+    a text with no words is an `empty completion`."""
     readings = [read_moves(text, fmt) for text in texts]
     if not readings:
         return []
@@ -76,6 +96,8 @@ def judge(
     for i, event in enumerate(batch.event.tolist()):
         if event == GOAL:
             out.append(Verdict(1.0, "goal"))
+        elif not texts[i].strip():
+            out.append(Verdict(0.0, "empty completion"))
         elif event == STOP:
             stop = readings[i].stop
             out.append(
@@ -85,6 +107,47 @@ def judge(
             out.append(Verdict(0.0, "out of bounds"))
         else:
             out.append(Verdict(0.0, "out of steps" if event == MOVE else EVENTS[event]))
+    return out
+
+
+def judge_maxrl(mazes: Sequence[Maze], texts: Sequence[str]) -> list[Verdict]:
+    """One `Verdict` per `(maze, completion text)` pair by MaxRL's rule (its verl reward,
+    `verl/utils/reward_score/maze.py: judge_maze`, tajwarfahim/maxrl).
+
+    The words before the first `DONE` are the answer: none (`no DONE`) scores 0, and so does
+    any of them that is not a move word as written, upper case (`malformed: ...`), even after
+    the goal. The moves are stepped from the start with revisits allowed; the first arrival
+    at the goal scores 1 (later moves are not stepped), a wall or the grid's edge 0, moves
+    that run out before the goal 0. Nothing after `DONE` is read.
+    """
+    out: list[Verdict | None] = [None] * len(texts)
+    answers = {}
+    for i, text in enumerate(texts):
+        words = text.split()
+        if not words:
+            out[i] = Verdict(0.0, "empty completion")
+        elif "DONE" not in words:
+            out[i] = Verdict(0.0, "no DONE")
+        else:
+            moves = words[: words.index("DONE")]
+            bad = next((j for j, w in enumerate(moves) if w not in MOVE_NAMES), None)
+            if bad is None:
+                answers[i] = moves
+            else:
+                word = moves[bad][:20]
+                out[i] = Verdict(0.0, f"malformed: word {bad + 1} {word!r} is not a move")
+    if answers:
+        rows = list(answers)
+        limit = max(len(answers[i]) for i in rows) + 1  # never cut short: MaxRL has no limit
+        found = judge(
+            [mazes[i] for i in rows],
+            [" ".join([*answers[i], "DONE"]) for i in rows],
+            "maxrl",
+            allow_revisits=True,
+            max_steps=limit,
+        )
+        for i, verdict in zip(rows, found, strict=True):
+            out[i] = verdict
     return out
 
 
@@ -151,28 +214,53 @@ def allows_revisits(extra_info) -> bool:
     return isinstance(extra_info, dict) and bool(extra_info.get("allow_revisits", False))
 
 
+def rule_of(data_source, extra_info) -> str:
+    """The rule a row asks for: `extra_info["rule"]` where `extra_info` is a dict holding it,
+    else `maxrl` for the data_source `mazerl-maxrl-judge` (`MAXRL_RULE_SOURCE`), else
+    `mazerl`. Not checked here: `score` scores an unknown rule 0 with the reason."""
+    if isinstance(extra_info, dict) and extra_info.get("rule") is not None:
+        return extra_info["rule"]
+    return "maxrl" if data_source == MAXRL_RULE_SOURCE else "mazerl"
+
+
 def score(
-    truths: Sequence, texts: Sequence[str], formats: Sequence[str], allow: Sequence[bool]
+    truths: Sequence,
+    texts: Sequence[str | None],
+    formats: Sequence[str],
+    allow: Sequence[bool],
+    rules: Sequence[str] | None = None,
 ) -> list[Verdict]:
-    """One `Verdict` per row (its ground truth, completion text, format and `allow_revisits`);
-    rows alike are stepped together. An unreadable ground truth scores 0 with the reason
-    `unreadable ground truth: ...`."""
+    """One `Verdict` per row (its ground truth, completion text, format, `allow_revisits` and
+    rule, default `mazerl`); rows alike are stepped together. A completion that is not text
+    (None) scores 0 as `not text`, an unreadable ground truth as `unreadable ground truth:
+    ...`, an unknown rule as `unknown rule ...`. MaxRL's rule (`judge_maxrl`) reads the
+    `maxrl` words whatever the format and always allows revisits."""
+    rules = rules or ["mazerl"] * len(texts)
     out: list[Verdict | None] = [None] * len(texts)
     mazes = {}
-    for i, truth in enumerate(truths):
+    for i, (truth, text, rule) in enumerate(zip(truths, texts, rules, strict=True)):
+        if rule not in RULES:
+            out[i] = Verdict(0.0, f"unknown rule {rule!r}; known: {', '.join(RULES)}")
+            continue
         try:
             mazes[i] = maze_of(truth)
         except ValueError as e:
             out[i] = Verdict(0.0, f"unreadable ground truth: {e}")
-    for key in {(formats[i], allow[i]) for i in mazes}:
-        rows = [i for i in mazes if (formats[i], allow[i]) == key]
-        found = judge([mazes[i] for i in rows], [texts[i] for i in rows], *key)
+            continue
+        if text is None:
+            out[i] = Verdict(0.0, "not text")
+            del mazes[i]
+    for key in {(rules[i], formats[i], allow[i]) for i in mazes}:
+        rows = [i for i in mazes if (rules[i], formats[i], allow[i]) == key]
+        rule, fmt, revisits = key
+        pairs = [mazes[i] for i in rows], [texts[i] for i in rows]
+        found = judge_maxrl(*pairs) if rule == "maxrl" else judge(*pairs, fmt, revisits)
         for i, verdict in zip(rows, found, strict=True):
             out[i] = verdict
     return out
 
 
-def completion_text(completion) -> str:
+def completion_text(completion) -> str | None:
     """The answer text of a TRL completion.
 
     Args:
@@ -180,15 +268,15 @@ def completion_text(completion) -> str:
             `content` is the answer.
 
     Returns:
-        The text; `""` for anything else (None, an empty conversation, a message without
-        text content), which then scores 0 as an answer without moves, as in `compute_score`.
+        The text; None for anything else (None, bytes, an empty conversation, a message
+        without text content), which then scores 0 as `not text`, as in `compute_score`.
     """
     if isinstance(completion, str):
         return completion
     if isinstance(completion, list | tuple) and completion and isinstance(completion[-1], dict):
         content = completion[-1].get("content")
-        return content if isinstance(content, str) else ""
-    return ""
+        return content if isinstance(content, str) else None
+    return None
 
 
 def maze_reward(
@@ -204,17 +292,20 @@ def maze_reward(
     """TRL `reward_funcs` entry: one reward per completion, from the dataset's columns (TRL
     repeats them per completion): the ground truth is `maze` or else `reward_model`'s
     `ground_truth`, the format `maze_format` or else `format_of_source(data_source)`;
-    `extra_info`'s `allow_revisits` (default false). The verdicts' reasons are logged as the
-    `maze_verdict` column of TRL's completion table when TRL passes `log_extra`. Other columns
-    and TRL's extra arguments (`prompts`, `completion_ids`, `trainer_state`, ...) are
-    ignored."""
+    `extra_info`'s `allow_revisits` (default false); the rule `rule_of(data_source,
+    extra_info)`. The verdicts' reasons are logged as the `maze_verdict` column of TRL's
+    completion table when TRL passes `log_extra`. Other columns and TRL's extra arguments
+    (`prompts`, `completion_ids`, `trainer_state`, ...) are ignored."""
     n = len(completions)
     if maze is None:
         maze = [ground_truth(r) for r in reward_model or [None] * n]
     if maze_format is None:
         maze_format = [format_of_source(s) for s in data_source or [None] * n]
-    allow = [allows_revisits(e) for e in extra_info or [None] * n]
-    verdicts = score(maze, [completion_text(c) for c in completions], maze_format, allow)
+    infos = extra_info or [None] * n
+    allow = [allows_revisits(e) for e in infos]
+    rules = [rule_of(s, e) for s, e in zip(data_source or [None] * n, infos, strict=True)]
+    texts = [completion_text(c) for c in completions]
+    verdicts = score(maze, texts, maze_format, allow, rules)
     if log_extra is not None:
         log_extra("maze_verdict", [v.reason for v in verdicts])
     return [v.reward for v in verdicts]
@@ -223,9 +314,11 @@ def maze_reward(
 def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs) -> dict:
     """verl's custom reward function (`custom_reward_function.path=pkg://mazerl.llm.verifier`,
     `name=compute_score`): `{"score": 0.0 or 1.0, "reason": ...}`. `extra_info` may carry
-    `allow_revisits`; nothing raises (a ground truth that is not a maze, even None, scores 0
-    with the reason)."""
-    text = solution_str if isinstance(solution_str, str) else ""
+    `allow_revisits` and `rule` (`maxrl`: MaxRL's `judge_maze`, `judge_maxrl`; also asked for
+    by the data_source `mazerl-maxrl-judge`; default mazerl's rule); nothing raises (a
+    ground truth that is not a maze, even None, scores 0 with the reason)."""
+    text = solution_str if isinstance(solution_str, str) else None
     fmt = format_of_source(data_source)
-    (verdict,) = score([ground_truth], [text], [fmt], [allows_revisits(extra_info)])
+    rule = rule_of(data_source, extra_info)
+    (verdict,) = score([ground_truth], [text], [fmt], [allows_revisits(extra_info)], [rule])
     return {"score": verdict.reward, "reason": verdict.reason}

@@ -137,7 +137,8 @@ def overrides(
     Args:
         algo: an estimator name (`mazerl.llm.objective.estimator_names`).
         gamma: the focal exponent (0: the estimator alone).
-        kwargs: the estimator's (a transform's) hyperparameters.
+        kwargs: the estimator's (a transform's) hyperparameters, over those of its method
+            file (`objective.method_kwargs`: `pkpo` and `passk` get k = 4).
         verl_version: as `reward_overrides`.
 
     Returns:
@@ -147,8 +148,7 @@ def overrides(
     Raises:
         ConfigError: an unknown estimator, a missing or unknown argument, or a bad gamma.
     """
-    check_objective(algo, gamma, kwargs or {})
-    env = runtime_env(gamma, kwargs)
+    env = runtime_env(gamma, check_objective(algo, gamma, kwargs or {}))
     return [
         f"algorithm.adv_estimator=mazerl_{algo}",
         *(f"+ray_kwargs.ray_init.runtime_env.env_vars.{k}='{v}'" for k, v in env.items()),
