@@ -255,7 +255,7 @@ def test_greedy_generation_takes_the_argmax_and_draws_nothing(compact):
     assert torch.equal(r.actions[0::2], r.actions[1::2])  # a group's greedy answers agree
     # a policy steered onto each solution (+100 on its moves' logits) answers correctly
     guided = GuidedPolicy(policy, mazes, 1, bonus=100.0)
-    assert greedy_correct(guided, mazes, "cpu", allow_revisits=False, temperature=1.0).all()
+    assert greedy_correct(guided, mazes, "cpu", allow_revisits=False).all()
 
 
 # ---------------------------------------------------------------- end to end

@@ -151,9 +151,7 @@ def collect(
             return merged.select(list(range(min(kept, t.num_prompts)))), rounds
 
 
-def greedy_correct(
-    policy, mazes: list[Maze], device, *, allow_revisits: bool, temperature: float
-) -> torch.Tensor:
+def greedy_correct(policy, mazes: list[Maze], device, *, allow_revisits: bool) -> torch.Tensor:
     """Whether each maze's greedy answer (the most likely action at each token) reaches the
     goal: one generation per maze in `generate`'s greedy mode, which draws no random number.
 
@@ -162,15 +160,11 @@ def greedy_correct(
         mazes: the P mazes.
         device: where the tensors go.
         allow_revisits: the maze rule.
-        temperature: the sampling temperature (the answers do not depend on it).
 
     Returns:
         `[P]` bool.
     """
-    r = generate(
-        policy, mazes, 1, temperature=temperature, allow_revisits=allow_revisits, device=device,
-        greedy=True,
-    )  # fmt: skip
+    r = generate(policy, mazes, 1, allow_revisits=allow_revisits, device=device, greedy=True)
     return r.reward > 0
 
 

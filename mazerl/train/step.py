@@ -125,7 +125,7 @@ class TrainStep:
         if "greedy_correct" in estimator_inputs(self.algo.advantage):
             greedy = greedy_correct(
                 sampler or learner.policy, rollouts.mazes, self.device,
-                allow_revisits=self.allow_revisits, temperature=self.train.temperature,
+                allow_revisits=self.allow_revisits,
             )  # fmt: skip
         return Batch(rollouts, rounds, routes, greedy)
 
