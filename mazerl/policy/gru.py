@@ -11,8 +11,9 @@ of its group and all their steps (`MazeReads`): the query map is folded into the
 (`h W_q^T . k = h . k W_q`) and the head's first layer into the values and the features
 (`W_c (a V) = a (V W_c^T)`), so a generated token costs one `d x 3d` GRU matmul, two
 `[G, H*W]` attention products and the head, and the update's forward is the same algebra.
-Teacher forcing is one fused `nn.GRU` call (the GRU's input is only the previous action); a
-generated token's GRU step reads its input gates from a table of the 6 previous actions.
+Teacher forcing is one `nn.GRU` call (the GRU's input is only the previous action; torch's
+fused sequence kernel, forward and backward, is faster than a loop of steps); a generated
+token's GRU step (`_cell`) reads its input gates from a table of the 6 previous actions.
 """
 
 from dataclasses import dataclass
@@ -118,16 +119,25 @@ class GruPolicy(SequencePolicy):
 
     def prefill(self, prompts: Prompts, group_size: int, max_len: int = 0) -> GruState:
         reads, h = self._init(prompts, group_size)
-        gates = F.linear(self.action_embed.weight, self.gru.weight_ih_l0, self.gru.bias_ih_l0)
-        return GruState(reads, gates, h, group_size)
+        return GruState(reads, self._gates(), h, group_size)
+
+    def _gates(self) -> torch.Tensor:
+        """`[N_ACTIONS + 1, 3d]`: the GRU's input gates `W_ih embed(a) + b_ih` of each
+        previous action `a` (the GRU's only input)."""
+        return F.linear(self.action_embed.weight, self.gru.weight_ih_l0, self.gru.bias_ih_l0)
+
+    def _cell(self, gi: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        """One GRU step, as `nn.GRU` computes it: input gates gi `[B, 3d]`, hidden state h
+        `[B, d]` -> the next hidden state `[B, d]`."""
+        d = h.shape[1]
+        gh = F.linear(h, self.gru.weight_hh_l0, self.gru.bias_hh_l0)
+        rz = torch.sigmoid(gi[:, : 2 * d] + gh[:, : 2 * d])
+        n = torch.tanh(torch.addcmul(gi[:, 2 * d :], rz[:, :d], gh[:, 2 * d :]))
+        return n + rz[:, d:] * (h - n)  # (1 - z) n + z h
 
     def step(self, state: GruState, prev: torch.Tensor, pos: torch.Tensor):
         d = state.h.shape[1]
-        gi = state.gates.index_select(0, prev)  # [B, 3d]
-        gh = F.linear(state.h, self.gru.weight_hh_l0, self.gru.bias_hh_l0)
-        rz = torch.sigmoid(gi[:, : 2 * d] + gh[:, : 2 * d])
-        n = torch.tanh(torch.addcmul(gi[:, 2 * d :], rz[:, :d], gh[:, 2 * d :]))
-        h = n + rz[:, d:] * (state.h - n)  # torch's GRU: (1 - z) n + z h
+        h = self._cell(state.gates.index_select(0, prev), state.h)
         p, g, slots = state.reads.keys.shape[0], state.group_size, state.slots
         out = h
         if slots is not None:  # compacted rows: the maze reads run in the padded [P, G] layout
