@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from mazerl.core.phases import phase
 from mazerl.envs.batch import MazeBatch
 from mazerl.envs.maze import DELTAS, Maze, replay
 from mazerl.policy.base import BOS_ACTION, SequencePolicy
@@ -234,7 +235,8 @@ def generate(
     Returns:
         The `P * G` rollouts, row `p * G + i` the i-th of maze p.
     """
-    prompts = encode(mazes, device)
+    with phase("encode"):
+        prompts = encode(mazes, device)
     if compact is None:
         compact = len(mazes) * group_size >= COMPACT_MIN_ROWS
     with torch.inference_mode():
@@ -249,17 +251,28 @@ def _sample(
     policy, mazes, prompts, group_size, temperature, top_p, allow_revisits, generator, compact,
     greedy=False,
 ):  # fmt: skip
-    """The generation loop: per token one policy step, one sample and one stepper advance;
+    """The generation loop (phases `encode`: the policy's prefill, `generate`: the rest): per
+    token one policy step, one sample and one stepper advance;
     the per-step tensors are stacked once at the end, and everything derivable (log-probs,
     positions, mask, how episodes ended) comes after. With `compact`, the policy state keeps
     only the unfinished rows (`rows`, re-selected whenever the live rows fall below
     `COMPACT_BELOW` of them); one uniform number per row and step is drawn either way, so
     the samples do not depend on it."""
     device = prompts.cells.device
-    batch = MazeBatch([m for m in mazes for _ in range(group_size)], allow_revisits, None, device)
-    b = len(batch.mazes)
-    t_max = int(batch.max_steps.max().item())
-    state = policy.prefill(prompts, group_size, t_max)
+    with phase("generate"):
+        rows = [m for m in mazes for _ in range(group_size)]
+        batch = MazeBatch(rows, allow_revisits, None, device)
+        t_max = int(batch.max_steps.max().item())
+    with phase("encode"):  # the prompts' work: the policy's encoder
+        state = policy.prefill(prompts, group_size, t_max)
+    with phase("generate"):
+        return _decode(policy, batch, state, t_max, temperature, top_p, generator, compact, greedy)
+
+
+def _decode(policy, batch, state, t_max, temperature, top_p, generator, compact, greedy):
+    """`_sample`'s token loop from the prefilled `state` of the rollouts of `batch` (`greedy`:
+    the most likely action at each token)."""
+    device, b = batch.device, len(batch.mazes)
     prev = torch.full((b,), BOS_ACTION, dtype=torch.long, device=device)
     sees = policy.sees_position
     rows = None  # the batch rows the policy state holds; None: all, in order

@@ -72,3 +72,14 @@ def test_skip_row_gets_its_variant_through_the_step_settings(recorded):
     by_setting = {skip: metrics["update_rows_frac"] for skip, metrics in recorded}
     # skipping computes the 8 mixed groups of 16; the full computation every group
     assert by_setting == {True: 0.5, False: 1.0}
+
+
+def test_phase_table_times_every_phase_of_the_trainers_step_at_the_cell_shape(recorded):
+    cfg = bench.composed("experiment=leaderboard", "cell=n8", "seed=0")
+    row = bench.phase_figure("n8", iterations=1, warmup=0)
+    assert (row["prompts"], row["group_size"]) == (cfg.train.num_prompts, cfg.train.group_size)
+    assert len(recorded) == 2  # the timed iteration and the one whose FLOPs are counted
+    assert all(row[f"{k}_ms"] > 0 for k in bench.PHASES), row
+    assert row["total_ms"] == pytest.approx(sum(row[f"{k}_ms"] for k in bench.PHASES))
+    assert sum(row[f"{k}_share"] for k in bench.PHASES) == pytest.approx(1.0)
+    assert all(row[f"{k}_flops_per_s"] > 0 for k in bench.MATMUL_PHASES), row

@@ -1,11 +1,23 @@
-"""The default job's results do not move under a refactoring: a regression pin.
+"""The default job's results do not move under a refactoring or a speed-up: a regression pin.
 
-`fixtures/default_job_78fffd6.json` is the `metrics.json` of a three-iteration default job run
-by the code at commit 78fffd6 (before the training step was split from the loop), with the
-command and machine recorded in its `_recorded` header. The numbers were produced by that
-older code, not by the code under test: a change that alters what the default job computes
-(sampling streams, advantages, the update, evaluation) fails here, and a deliberate change of
-results replaces the fixture (re-run the recorded command and say why in the commit).
+`fixtures/default_job_171bbd3.json` is the `metrics.json` of a three-iteration default job run
+by the code at commit 171bbd3 (before the training iteration was made faster, issue 59; the
+same numbers as the earlier pin recorded at 78fffd6, before the training step was split from
+the loop), with the command and machine recorded in its `_recorded` header:
+
+    OMP_NUM_THREADS=1 mazerl-train train.iterations=3 threads=1 logger.progress=off \
+        eval.n=32 eval.images=0 hydra.run.dir=RUN base.cache_dir=CACHE   (an empty CACHE)
+
+The numbers were produced by that older code, not by the code under test: a change that alters
+what the default job computes (sampling streams, advantages, the update, evaluation) fails
+here, and a deliberate change of results replaces the fixture (re-run the recorded command and
+say why in the commit).
+
+Tolerance `REL`: the faster GRU policy computes the same function in another order (the query
+map folded into the keys, the head's first layer into the values, the GRU's input gates read
+from a table of the previous actions) and AdamW runs torch's fused kernel, which round
+differently in float32: the pinned values move by up to 1.5e-6 relative (grad_norm), so
+values are compared to 1e-5 relative, float32's rounding after a few hundred reordered sums.
 
 Float results depend on the CPU's vector instructions and the torch version, so the pin is
 checked where both match the recording; elsewhere the test is skipped, saying why.
@@ -19,11 +31,12 @@ from conftest import ROOT, metrics, run_app
 
 from mazerl.core.device import cpu_info
 
-PIN = ROOT / "tests" / "fixtures" / "default_job_78fffd6.json"
+PIN = ROOT / "tests" / "fixtures" / "default_job_171bbd3.json"
+REL = 1e-5  # float32 rounding of reordered sums (module docstring)
 CLOCK = ("rollouts_per_s", "tokens_per_s")  # throughputs: not results
 
 
-def test_default_job_gives_the_metrics_recorded_before_the_refactoring(tmp_path):
+def test_default_job_gives_the_metrics_recorded_before_the_speed_up(tmp_path):
     pin = json.loads(PIN.read_text())
     recorded = pin["_recorded"]
     here = {**cpu_info(), "torch": torch.__version__}
@@ -49,4 +62,4 @@ def test_default_job_gives_the_metrics_recorded_before_the_refactoring(tmp_path)
         # every pinned value, unchanged; a metric registered since may add its own keys
         assert set(pin[section]) <= set(got[section]) - set(CLOCK), section
         now = {k: got[section][k] for k in pin[section]}
-        assert now == pytest.approx(pin[section], rel=1e-6, abs=1e-6), section
+        assert now == pytest.approx(pin[section], rel=REL, abs=1e-6), section

@@ -5,6 +5,11 @@ Prints one JSON line per figure, then a table. Figures:
   2. generation        rollout tokens/s per policy at 64x8 and 256x8, time outside the network
   3. token_cost        tokens/s of policy.step at max length 32, 64, 128 (O(1) per token?)
   4. iteration_ms      one iteration of the default job by phase (the trainer's own step)
+  4b. phases           one iteration of each leaderboard cell (N = 32, N = 8) from bank
+                       model 0 on one thread, by phase (`mazerl.core.phases`): draw the
+                       training mazes, encode, generate, advantages, the update's forward,
+                       backward and optimizer step: ms, share, and the FLOP rate of the
+                       matmul-bound phases against the matmul peak (`--phases`: these only)
   5. flops             achieved FLOP/s of the policy in generation and update vs torch matmul
   6. smoke_sweep_s     wall time of `mazerl-train -m experiment=smoke` (joblib)
   7. skip_update       the trainer's update at 16 x 8 and 16 x 128 with 0, 50, 88%
@@ -45,14 +50,18 @@ import torch
 from omegaconf import DictConfig
 from torch.utils.flop_counter import FlopCounterMode
 
+from mazerl.core import phases as phase_meter
 from mazerl.core.cli import ArgumentParser
 from mazerl.envs.batch import MazeBatch, MazeVectorEnv
 from mazerl.envs.maze_env import MazeEnv
 from mazerl.envs.spec import MazeSpec
+from mazerl.eval.evaluate import excluded_keys
+from mazerl.eval.runner import cached_sets, held_out_keys
 from mazerl.policy import build_policy
 from mazerl.policy.tokens import N_ACTIONS
 from mazerl.rollout import generate
 from mazerl.train.collect import TrainingMazes
+from mazerl.train.sft import obtain_base
 from mazerl.train.step import Batch, Learner, TrainStep
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -334,6 +343,67 @@ def iteration_figure(repeats: int) -> dict:
     return out
 
 
+PHASES = ("mazes", "encode", "generate", "advantages", "forward", "backward", "optimizer")
+MATMUL_PHASES = ("encode", "generate", "forward", "backward")  # FLOP rates of these
+
+
+def matmul_peak(repeats: int, n: int = 2048) -> float:
+    """FLOP/s of one `n x n` float32 matmul on this thread count (the peak the rates are
+    compared to)."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    return 2 * n**3 / timed(lambda: a @ b, repeats)["median"]
+
+
+def phase_figure(cell: str, iterations: int, warmup: int = 10) -> dict:
+    """One iteration of the leaderboard cell `cell` (`experiment=leaderboard cell=<cell>
+    seed=0`) by phase, each the trainer's own call marked with `mazerl.core.phases.phase`:
+    fresh training mazes (`TrainingMazes.draw`, uncached), `TrainStep.collect` (phases
+    `encode`, `generate`), `TrainStep.advantages` and `TrainStep.update` (phases `forward`,
+    `backward`, `optimizer`), from bank model 0 (the cell's base model) over iterations
+    `warmup` ... `warmup + iterations - 1`, so episodes have the length a trained policy
+    gives. Then one more iteration with FLOPs counted (`FlopCounterMode`) per phase: the
+    FLOP rate of each matmul-bound phase is its FLOPs over its median time."""
+    cfg = composed("experiment=leaderboard", f"cell={cell}", "seed=0")
+    spec = MazeSpec.of(cfg.maze)
+    with tempfile.TemporaryDirectory() as tmp:
+        sets = cached_sets(spec, cfg.eval, Path(tmp), lambda line: None)
+        held = held_out_keys(spec, cfg.eval, cfg.base.held_out, Path(tmp), lambda line: None)
+        base, _, _ = obtain_base(
+            spec, held, CPU, lambda line: None, allow_revisits=cfg.maze.allow_revisits,
+            policy=cfg.policy, base=cfg.base,
+        )  # fmt: skip
+    learner, step = Learner.start(cfg.train, base, cfg.train.iterations), TrainStep.of(cfg, CPU)
+    source = TrainingMazes(spec, cfg.maze.pool_size, excluded_keys(sets), cfg.seed)
+    prompts = cfg.train.num_prompts
+
+    def iteration(it: int, clock) -> dict:
+        with phase_meter.measured(clock) as totals:
+            with phase_meter.phase("mazes"):
+                mazes = source.draw(prompts, it, 0)
+            batch = step.collect(learner, Drawn(mazes), it)
+            with phase_meter.phase("advantages"):
+                advantages, _ = step.advantages(batch)
+            step.update(learner, batch, advantages, it)
+        return totals
+
+    times: dict[str, list[float]] = {k: [] for k in PHASES}
+    for it in range(warmup + iterations):
+        totals = iteration(it, time.perf_counter)
+        if it >= warmup:
+            for k in PHASES:
+                times[k].append(1e3 * totals.get(k, 0.0))
+    with FlopCounterMode(display=False) as counter:
+        flops = iteration(warmup + iterations, counter.get_total_flops)
+    ms = {k: float(np.median(v)) for k, v in times.items()}
+    total = sum(ms.values())
+    out = {"figure": "phases", "cell": cell, "prompts": prompts, "total_ms": total}
+    out |= {"group_size": cfg.train.group_size, "iterations": iterations}
+    out.update({f"{k}_ms": ms[k] for k in PHASES})
+    out.update({f"{k}_share": ms[k] / total for k in PHASES})
+    out.update({f"{k}_flops_per_s": flops.get(k, 0.0) / (ms[k] / 1e3) for k in MATMUL_PHASES})
+    return out
+
+
 def policy_flops(name: str, repeats: int) -> tuple[float, float]:
     """Achieved FLOP/s of one policy: generation (64 x 8 rollouts) and the trainer's update
     of those rollouts (`TrainStep.update`: forward and gradient passes, clipping, the
@@ -360,9 +430,7 @@ def policy_flops(name: str, repeats: int) -> tuple[float, float]:
 
 
 def flops_figure(repeats: int) -> dict:
-    n = 2048
-    a, b = torch.randn(n, n), torch.randn(n, n)
-    peak = 2 * n**3 / timed(lambda: a @ b, repeats)["median"]
+    peak = matmul_peak(repeats)
     out = {"figure": "flops", "matmul_flops_per_s": peak}
     for name in POLICIES:
         gen_rate, upd_rate = policy_flops(name, repeats)
@@ -614,6 +682,15 @@ def table(results: list[dict]) -> str:
                     f"{k} {r[k]:.0f}" for k in ("mazes", "rollout", "advantages", "update", "total")
                 )
             )
+        elif f == "phases":
+            label = f"phases {r['cell']} ({r['prompts']}x{r['group_size']})"
+            lines.append(f"{label:28s}     ms  share  FLOP/s  of matmul peak")
+            for k in PHASES:
+                rate = r.get(f"{k}_flops_per_s")
+                peak = f"  {rate:.3g}  {100 * rate / r['matmul_flops_per_s']:.0f}%" if rate else ""
+                ms, share = r[f"{k}_ms"], 100 * r[f"{k}_share"]
+                lines.append(f"{'  ' + k:28s} {ms:6.1f}  {share:4.0f}%{peak}")
+            lines.append(f"{'  total':28s} {r['total_ms']:6.1f}")
         elif f == "flops":
             lines.append(f"{'matmul FLOP/s':28s} {r['matmul_flops_per_s']:.3g}")
             for name in POLICIES:
@@ -668,6 +745,9 @@ def main(argv=None) -> None:
         "--long", action="store_true", help="also the long-run figure (two 1,500-iteration runs)"
     )
     ap.add_argument("--trl", action="store_true", help="only the TRL-versus-mazerl row")
+    ap.add_argument(
+        "--phases", action="store_true", help="only the leaderboard cells' phase tables"
+    )
     args = ap.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -680,6 +760,12 @@ def main(argv=None) -> None:
 
     if args.trl:
         emit(trl_figure())
+        print(table(results))
+        return
+    if args.phases:
+        peak = matmul_peak(reps)
+        for cell in ("n32", "n8"):
+            emit({**phase_figure(cell, 10 if args.quick else 40), "matmul_flops_per_s": peak})
         print(table(results))
         return
     for n in (64, 256, 1024):
@@ -696,6 +782,9 @@ def main(argv=None) -> None:
     for prompts, group in ((16, 8), (16, 128), (64, 256)):
         emit(compaction_figure(prompts, group, 1 if args.quick and group > 8 else 3))
     emit(iteration_figure(2 if args.quick else 5))
+    peak = matmul_peak(reps)
+    for cell in ("n32", "n8"):
+        emit({**phase_figure(cell, 10 if args.quick else 40), "matmul_flops_per_s": peak})
     emit(flops_figure(1 if args.quick else 3))
     for app in ("train", "eval", "categorical"):
         emit(help_figure(app, 3 if args.quick else 5))

@@ -38,12 +38,13 @@ class Learner:
     @classmethod
     def start(cls, train: TrainConfig, base: torch.nn.Module, total: int) -> "Learner":
         """A run's learner before its first iteration: a copy of the `base` policy, AdamW
-        (`train.lr`, `betas`, `weight_decay`) and the schedule over `total` iterations
-        (`train.warmup`, `train.schedule`)."""
+        (`train.lr`, `betas`, `weight_decay`; torch's fused kernel: one call for all the
+        parameters) and the schedule over `total` iterations (`train.warmup`,
+        `train.schedule`)."""
         policy = copy.deepcopy(base).train()
         optimizer = torch.optim.AdamW(
             policy.parameters(), lr=train.lr, betas=tuple(train.betas),
-            weight_decay=train.weight_decay,
+            weight_decay=train.weight_decay, fused=True,
         )  # fmt: skip
         scheduler = torch.optim.lr_scheduler.LambdaLR(
             optimizer, lambda it: lr_factor(it, total, train.warmup, train.schedule)

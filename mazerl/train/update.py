@@ -3,6 +3,7 @@
 import torch
 
 from mazerl.algos import policy_loss, reads_every_row
+from mazerl.core.phases import phase
 from mazerl.core.streams import STREAM_MINIBATCH, rng
 from mazerl.rollout import Rollouts, score
 
@@ -68,32 +69,40 @@ def update(
             metrics = {"update_rows_frac": torch.tensor(len(live) / len(idx))}
             if not live:
                 if train_cfg.zero_gradient_step:
-                    zero_step(policy, optimizer)
+                    with phase("optimizer"):
+                        zero_step(policy, optimizer)
                 metrics |= {"loss": torch.zeros(()), "grad_norm": torch.zeros(())}
             else:
                 mb = rollouts.select(live)
                 # [mb P] prompt ids -> [mb P * G] row ids, sample i of prompt p at p * G + i
                 rows = (torch.as_tensor(live)[:, None] * g + torch.arange(g)).flatten()
                 rows = rows.to(advantages.device)
-                logp, entropy = score(policy, mb, train_cfg.temperature)
-                loss, loss_metrics = policy_loss(
-                    algo,
-                    logp=logp,
-                    old_logp=mb.logp,
-                    advantages=advantages[rows],
-                    mask=mb.mask,
-                    ref_logp=None if ref_logp is None else ref_logp[rows],
-                    entropy=entropy,
-                    norm_mask=masks[idx].flatten(0, 1),  # the whole minibatch's
-                )
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                grad_norm = torch.nn.utils.clip_grad_norm_(policy.parameters(), train_cfg.grad_clip)
-                if not (torch.isfinite(loss) and torch.isfinite(grad_norm)):
+                with phase("forward"):
+                    logp, entropy = score(policy, mb, train_cfg.temperature)
+                    loss, loss_metrics = policy_loss(
+                        algo,
+                        logp=logp,
+                        old_logp=mb.logp,
+                        advantages=advantages[rows],
+                        mask=mb.mask,
+                        ref_logp=None if ref_logp is None else ref_logp[rows],
+                        entropy=entropy,
+                        norm_mask=masks[idx].flatten(0, 1),  # the whole minibatch's
+                    )
+                with phase("backward"):
+                    optimizer.zero_grad(set_to_none=True)
+                    loss.backward()
+                with phase("optimizer"):
+                    grad_norm = torch.nn.utils.clip_grad_norm_(
+                        policy.parameters(), train_cfg.grad_clip
+                    )
+                    finite = bool(torch.isfinite(loss) and torch.isfinite(grad_norm))
+                    if finite:
+                        optimizer.step()
+                if not finite:
                     optimizer.zero_grad(set_to_none=True)
                     skipped += 1
                     continue
-                optimizer.step()
                 metrics |= {"loss": loss, "grad_norm": grad_norm, **loss_metrics}
             for k, v in metrics.items():
                 sums[k] = sums.get(k, 0.0) + v.item()
