@@ -780,7 +780,7 @@ def recompute_claims(sweep: Path) -> tuple[ClaimsFile, list[dict[str, str]], str
 def own_folders(path: Path, folders: set[Path]) -> set[Path]:
     """The sweep folders (resolved) whose runs date the claims file at `path`: each folder the
     claims read unless its study.yaml names another claims file. A partner sweep of another
-    study (the decisive study's GRPO runs, paired with a leaderboard entry's) was declared
+    study (a baseline's runs, paired with a leaderboard entry's) was declared
     for that study, so its runs say nothing of when these claims were fixed."""
     own = set()
     for folder in folders:
