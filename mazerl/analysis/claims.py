@@ -6,7 +6,7 @@ its claims file; `mazerl-summarize SWEEP` then writes `claims.md` and `claims.cs
 `summary.md`. A claims file (commit it before launching the runs: claims.md's header says,
 from git, whether it was):
 
-    reference_setting: "F-GRPO Table 4: 17x17 grids, ..."  # where any claim has a reference
+    reference_setting: "a published table: 17x17 grids, ..."  # where any claim has a reference
     methods:                                  # a reader's name -> how runs are selected
       GRPO: {method: grpo}                    # a conf/method preset (the config group choice)
       F-GRPO gamma 0.5: {algo: grpo, gamma: 0.5}   # or the algo and focal.gamma
