@@ -752,6 +752,50 @@ def test_a_write_up_whose_verdict_disagrees_with_its_claims_fails(doc, claims):
     assert fill_blocks(tampered, read_claims_csv(ROOT / claims)) == text
 
 
+@pytest.mark.parametrize("doc", sorted(FILL.WRITE_UPS), ids=str)
+def test_each_write_up_s_run_counts_and_summary_copies_match_the_committed_files(doc):
+    """A write-up's `runs:` blocks (how many runs finished) and `summary:` blocks (a section of
+    a committed summary.md) equal what experiments/fill_claims.py writes from the files."""
+    text = (ROOT / doc).read_text()
+    assert FILL.fill_summary(FILL.fill_runs(text)) == text, (
+        f"{doc}'s runs or summary blocks differ from the committed files: "
+        "python experiments/fill_claims.py"
+    )
+
+
+def test_run_counts_of_a_study_part_way_through(tmp_path: Path):
+    """A launch of 3 algos x 2 cells x 13 seeds (its multirun.yaml: 78 runs); 3 finished:
+    New at N = 8 seeds 0 and 1, GRPO at N = 8 seed 0; one started, not finished."""
+    from mazerl.analysis.runs import launched_runs, progress_lines
+
+    sweep = tmp_path / "sweep"
+    for method, seed in [("new", 0), ("new", 1), ("grpo", 0), ("grpo", 1)]:
+        config = fake_run(sweep, method, seed, 8, GRPO_P) / ".hydra" / "config.yaml"
+        config.write_text(yaml.safe_dump(yaml.safe_load(config.read_text()) | {
+            "algo": {"name": method, "label": method.upper()}}))  # fmt: skip
+    started = sweep / "grpo_N8_s1"
+    (started / "metrics.json").unlink()
+    assert launched_runs(sweep) is None
+    assert progress_lines(sweep)[0] == "`sweep`: **3 runs finished** (no multirun.yaml)."
+    sweeper = {"params": {"cell": "n32,n8", "seed": "range(0,13)"}}
+    multirun = {"hydra": {"overrides": {"task": ["x=1", "algo=a,b,c"]}, "sweeper": sweeper}}
+    (sweep / "multirun.yaml").write_text(yaml.safe_dump(multirun))
+    assert launched_runs(sweep) == 3 * 2 * 13
+    lines = progress_lines(sweep)
+    assert lines[0] == "`sweep`: **3 runs finished** of the 78 runs its launch asked for."
+    assert lines[2:] == ["| method | N = 8 |", "|---|---|", "| GRPO | 1 |", "| NEW | 2 |"]
+
+
+def test_a_summary_block_copies_one_section(tmp_path: Path):
+    summary = tmp_path / "summary.md"
+    summary.write_text(
+        "# S\n\n## Other\n\nno\n\n## Beside X (percent)\n\n### a\n\n| 1 |\n\n## Next\n"
+    )
+    assert FILL.summary_section(summary, "Beside X") == ["", "### a", "", "| 1 |", ""]
+    assert FILL.summary_section(summary, "Missing") == []
+    assert FILL.summary_section(tmp_path / "none.md", "Beside X") == []
+
+
 # --- README's findings ----------------------------------------------------------------------
 
 

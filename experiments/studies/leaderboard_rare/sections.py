@@ -12,8 +12,9 @@ mean rank), and Spearman's rank correlation between the two rankings with
 - the exact permutation p of `greater` agreement: the share of the m! orderings of our
   values whose rho with MaxRL's is at least ours (`scipy.stats.permutation_test`).
 
-A method with fewer than `MIN_BANK_MODELS` bank models read at a cell is listed as pending
-and not ranked. A study names the section in its sweep folder's `study.yaml`:
+A method with runs at either cell and fewer than `MIN_BANK_MODELS` bank models read at a cell
+is listed there as pending (with its count, 0 included) and not ranked.
+A study names the section in its sweep folder's `study.yaml`:
 
     sections:
       - ../../studies/leaderboard_rare/sections.py:beside_maxrl_table
@@ -181,7 +182,11 @@ def maxrl_markdown(runs: list[Run]) -> list[str]:
     missing = [row for row in ALGOS if not any(row in found for found in cells.values())]
     for (n, step), found in cells.items():
         ranked = {row: v for row, v in found.items() if len(v) >= MIN_BANK_MODELS}
-        pending = {row: len(v) for row, v in found.items() if len(v) < MIN_BANK_MODELS}
+        pending = {  # a method with runs at either cell, fewer than 2 bank models at this one
+            row: len(found.get(row, {}))
+            for row in ALGOS
+            if row not in missing and len(found.get(row, {})) < MIN_BANK_MODELS
+        }
         summaries = {
             row: [mean_interval(100 * np.stack(list(v.values()))[:, i]) for i in range(len(KS))]
             for row, v in ranked.items()
