@@ -157,6 +157,7 @@ def beside_maxrl_table(summary: Summary) -> list[str]:
 
 
 def number(x: float) -> str:
+    """A correlation or its bound as the section prints it: "+0.80", "n/a" for nan."""
     return "n/a" if not math.isfinite(x) else f"{x:+.2f}"
 
 
