@@ -3,8 +3,12 @@ between `<!-- claims:start FORMAT SELECT... -->` and `<!-- claims:end -->`,
 `mazerl.analysis.claims.fill_blocks`), and README's findings rows (between
 `<!-- findings:start -->` and `<!-- findings:end -->`, where README has them) from the decisive
 study's claims.csv, and the worked examples of docs/concepts/verdicts.md (`EXAMPLES`: blocks
-that name claims of several studies as `study/claim-id`); tests/test_claims.py fails while they
-differ.
+that name claims of several studies as `study/claim-id`), and each write-up's run counts
+(between `<!-- runs:start SWEEP_DIR -->` and `<!-- runs:end -->`: how many of the runs its launch
+asked for have finished, `mazerl.analysis.runs.progress_lines`) and its copies of a summary's
+section (between `<!-- summary:start SUMMARY_MD HEADING -->` and `<!-- summary:end -->`: the
+`## HEADING...` section of that summary.md, empty while it has none); tests/test_claims.py
+fails while they differ.
 
     python experiments/fill_claims.py              # every write-up of WRITE_UPS, EXAMPLES, README
     python experiments/fill_claims.py docs/results/decisive.md experiments/runs/decisive/claims.csv
@@ -21,6 +25,7 @@ from mazerl.analysis.claims import (
     settings_lines,
     signed,
 )
+from mazerl.analysis.runs import progress_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = Path("experiments") / "runs"
@@ -30,6 +35,7 @@ WRITE_UPS = {  # a write-up -> the claims.csv its blocks come from (paths from t
     Path("docs/results/group-sweep.md"): RUNS / "maze_group_sweep" / "claims.csv",
     Path("docs/results/leaderboard.md"): RUNS / "methods" / "claims.csv",
     Path("docs/results/rare-routes.md"): RUNS / "rare_routes" / "claims.csv",
+    Path("docs/results/leaderboard-rare.md"): RUNS / "leaderboard_rare" / "claims.csv",
 }
 EXAMPLES = {  # a page -> the claims.csv files its blocks name claims of, as `study/claim-id`
     Path("docs/concepts/verdicts.md"): (
@@ -53,6 +59,10 @@ FINDINGS = (
      [("n8-passk-grpo", "")]),
 )  # fmt: skip
 FINDINGS_BLOCK = re.compile(r"(<!-- findings:start -->\n)(.*?)(<!-- findings:end -->)", re.S)
+SUMMARY_BLOCK = re.compile(
+    r"(<!-- summary:start (?P<path>\S+) (?P<heading>[^>]*?) -->\n)(.*?)(<!-- summary:end -->)", re.S
+)
+RUNS_BLOCK = re.compile(r"(<!-- runs:start (?P<sweep>\S+) -->\n)(.*?)(<!-- runs:end -->)", re.S)
 
 
 def qualified_rows(paths: tuple[Path, ...]) -> list[dict[str, str]]:
@@ -97,6 +107,42 @@ def fill_findings(text: str, rows: list[dict[str, str]]) -> str:
     return FINDINGS_BLOCK.sub(lambda m: m.group(1) + body + m.group(3), text)
 
 
+def fill_runs(text: str) -> str:
+    """`text` with every block `<!-- runs:start SWEEP_DIR -->` ... `<!-- runs:end -->`
+    rewritten by `progress_lines` of SWEEP_DIR (from the repository root)."""
+
+    def render(m: re.Match) -> str:
+        return m.group(1) + "\n".join(progress_lines(ROOT / m["sweep"])) + "\n" + m.group(4)
+
+    return RUNS_BLOCK.sub(render, text)
+
+
+def summary_section(path: Path, heading: str) -> list[str]:
+    """The lines of the section of the summary.md at `path` whose `## ` line starts with
+    `## HEADING`, up to the next `## ` line, the heading left out; none where the file or the
+    section is not there."""
+    if not path.is_file():
+        return []
+    lines = path.read_text().splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(f"## {heading}")), None)
+    if start is None:
+        return []
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return lines[start + 1 : end]
+
+
+def fill_summary(text: str) -> str:
+    """`text` with every block `<!-- summary:start SUMMARY_MD HEADING -->` ...
+    `<!-- summary:end -->` rewritten by `summary_section` (SUMMARY_MD from the repository
+    root)."""
+
+    def render(m: re.Match) -> str:
+        body = "\n".join(summary_section(ROOT / m["path"], m["heading"])).strip("\n")
+        return m.group(1) + (body + "\n" if body else "") + m.group(5)
+
+    return SUMMARY_BLOCK.sub(render, text)
+
+
 def rewrite(doc: Path, new: str, old: str) -> None:
     if new != old:
         doc.write_text(new)
@@ -112,12 +158,17 @@ def main() -> None:
         raise SystemExit("error: give both DOC and CLAIMS, or neither (every write-up)")
     every = {ROOT / doc: ROOT / claims for doc, claims in WRITE_UPS.items()}
     pairs = {args.doc: args.claims} if args.doc else every
-    for path in [*pairs, *pairs.values()]:
-        if not path.is_file():
-            raise SystemExit(f"error: {path}: no such file")
+    for doc, claims in pairs.items():
+        if not doc.is_file() or (args.doc and not claims.is_file()):
+            raise SystemExit(f"error: {doc if not doc.is_file() else claims}: no such file")
     for doc, claims in pairs.items():
         text = doc.read_text()
-        rewrite(doc, fill_blocks(text, read_claims_csv(claims)), text)
+        if not claims.is_file():  # a study declared, no run finished: its blocks stay empty
+            print(f"{doc}: {claims} not written yet (no finished run): claims blocks left")
+            rewrite(doc, fill_summary(fill_runs(text)), text)
+            continue
+        new = fill_summary(fill_runs(fill_blocks(text, read_claims_csv(claims))))
+        rewrite(doc, new, text)
     for doc, paths in EXAMPLES.items() if args.doc is None else ():
         text = (ROOT / doc).read_text()
         rewrite(ROOT / doc, fill_blocks(text, qualified_rows(paths)), text)

@@ -58,7 +58,10 @@ from mazerl.analysis.tables import paired_matrix
 from mazerl.analysis.verdicts import (
     EXPECTS,
     FEW_UNITS,
+    MIN_UNITS,
+    PENDING_P,
     REFERENCE_KINDS,
+    TOO_FEW,
     convergence,
     direction,
     holm,
@@ -321,6 +324,11 @@ def units_name(runs: list[Run]) -> str:
     return "bank models" if bank else "seeds"
 
 
+def counted(k: int, name: str) -> str:
+    """ "13 bank models", "1 bank model", "0 seeds": `k` units of `units_name`'s `name`."""
+    return f"{k} {name.removesuffix('s') if k == 1 else name}"
+
+
 def claim_pairs(claim: Claim, methods: dict, runs: list[Run]) -> dict[str, dict[str, tuple]]:
     """`{"a": {seed: (read, run)}, "b": ...}`: each side's runs at the claim's N, each read
     at its step (`at_step`) beside the run as it finished; one seed twice is an error."""
@@ -367,11 +375,14 @@ def claim_matrix(claim: Claim, methods: dict, runs: list[Run]) -> tuple[np.ndarr
     return d, units_name([by_seed[side][s][1] for s in seeds for side in ("a", "b")])
 
 
-def claim_slope(claim: Claim, methods: dict, runs: list[Run]) -> tuple[float, float, float, str]:
+def claim_slope(
+    claim: Claim, methods: dict, runs: list[Run]
+) -> tuple[float, float, float, int, str]:
     """A convergence claim's slope of a minus b (points per 1,000 steps) with its 95%
     interval over the units (`mazerl.analysis.stats.slope`), over the last third of the
     evaluations up to its step; against the base model, a's own slope (the base model's value
-    is one constant per unit). Returns (slope, lo, hi, units)."""
+    is one constant per unit). Returns (slope, lo, hi, the units' count, the units counted);
+    nan with fewer than `MIN_UNITS` units."""
     by_seed = claim_pairs(claim, methods, runs)
     if claim.b == BASE:
         seeds = sorted(by_seed["a"], key=int)
@@ -382,9 +393,9 @@ def claim_slope(claim: Claim, methods: dict, runs: list[Run]) -> tuple[float, fl
         pairs = [(by_seed["b"][s][0], by_seed["a"][s][0]) for s in seeds]
         found = difference_slope(pairs, claim.column)
         units = units_name([by_seed[side][s][1] for s in seeds for side in ("a", "b")])
-    if found is None:
-        return math.nan, math.nan, math.nan, f"{len(seeds)} {units}"
-    return found.value, found.lo, found.hi, f"{len(seeds)} {units}"
+    if found is None or len(seeds) < MIN_UNITS:
+        return math.nan, math.nan, math.nan, len(seeds), counted(len(seeds), units)
+    return found.value, found.lo, found.hi, len(seeds), counted(len(seeds), units)
 
 
 def our_setting(claim: Claim, methods: dict, runs: list[Run], mazes: int) -> str:
@@ -418,22 +429,30 @@ def prob(p: float) -> str:
 
 
 def comparison_numbers(c: Claim, methods: dict, runs: list[Run]) -> dict:
-    """A comparison's numbers (points): estimate, 95% interval and df, p and p_units, the
-    Wilcoxon p, the prediction interval for a single-run reference, and our setting."""
+    """A comparison's numbers (points): the units (`count`, and counted with their name),
+    estimate, 95% interval and df, p and p_units, the Wilcoxon p, the prediction interval
+    for a single-run reference, and our setting; every number nan (and no setting) with
+    fewer than `MIN_UNITS` units."""
     d, unit = claim_matrix(c, methods, runs)
-    diff = paired_difference(d) if len(d) else None
-    lo, hi = diff.interval() if diff else (math.nan, math.nan)
+    if len(d) < MIN_UNITS:
+        nan = math.nan
+        return {"count": len(d), "units": counted(len(d), unit), "estimate": nan, "lo": nan,
+                "hi": nan, "df": nan, "p": nan, "p_units": nan, "wilcoxon_p": nan,
+                "pi": (nan, nan, nan), "setting": ""}  # fmt: skip
+    diff = paired_difference(d)
+    lo, hi = diff.interval()
     per_unit = 100 * d.mean(1)  # [U] points
     single = c.reference_kind == "single run"
     ci = (100 * lo, 100 * hi)
     pi = prediction_interval(100 * d, c.reference_mazes, ci) if single else (math.nan,) * 3
-    p = t_p_value(diff.mean, diff.se, diff.df) if diff else math.nan
+    p = t_p_value(diff.mean, diff.se, diff.df)
     return {
-        "units": f"{len(d)} {unit}",
-        "estimate": 100 * diff.mean if diff else math.nan,
+        "count": len(d),
+        "units": counted(len(d), unit),
+        "estimate": 100 * diff.mean,
         "lo": 100 * lo,
         "hi": 100 * hi,
-        "df": diff.df if diff else math.nan,
+        "df": diff.df,
         "p": p,
         "p_units": units_p(per_unit),
         "wilcoxon_p": wilcoxon_p(per_unit),
@@ -460,8 +479,11 @@ def claim_rows(
     over the units' means, under 5 units), the Holm-adjusted p of the larger of the two over
     its family and over every comparison of the file (`p_adjusted_study`), the prediction
     interval for one run with its df (single-run references only), and the two words. A
-    convergence claim: its slope with the 95% interval and the word. A comparison with fewer
-    than two units gets nan numbers and `not shown`."""
+    convergence claim: its slope with the 95% interval and the word. A claim with fewer than
+    `MIN_UNITS` units (a study part-way through its runs) has its units counted, every number
+    empty and `TOO_FEW` for its word; in its family's Holm adjustment it counts as p =
+    `PENDING_P`, so the m of each family is the declared one and a claim judged part-way is
+    never adjusted over fewer tests than the file declares."""
     runs = claim_runs(claims_file) if runs is None else runs
     numbers: dict[int, dict] = {}
     for i, c in enumerate(claims_file.claims):
@@ -474,7 +496,12 @@ def claim_rows(
         ([compared], "p_adjusted_study"),
     ]:  # fmt: skip
         for idx in group:
-            p = [rule_p(numbers[i]["p"], numbers[i]["p_units"]) for i in idx]
+            p = [
+                rule_p(numbers[i]["p"], numbers[i]["p_units"])
+                if numbers[i]["count"] >= MIN_UNITS
+                else PENDING_P
+                for i in idx
+            ]
             for i, adj in zip(idx, holm(p), strict=True):
                 numbers[i][key] = float(adj)
     rows = []
@@ -486,15 +513,25 @@ def claim_rows(
             "step": str(c.step),
         }  # fmt: skip
         if c.is_convergence:
-            value, lo, hi, units = claim_slope(c, claims_file.methods, runs[c.sweep])
+            value, lo, hi, count, units = claim_slope(c, claims_file.methods, runs[c.sweep])
+            word = convergence(lo, hi, c.margin) if count >= MIN_UNITS else TOO_FEW
             row |= {
                 "units": units, "margin": points(c.margin), "slope": points(value),
-                "slope_lo": points(lo), "slope_hi": points(hi),
-                "convergence": convergence(lo, hi, c.margin),
+                "slope_lo": points(lo), "slope_hi": points(hi), "convergence": word,
             }  # fmt: skip
             rows.append(row)
             continue
         x = numbers[i]
+        reference = {
+            "reference": "" if c.reference is None else points(c.reference),
+            "reference_kind": c.reference_kind,
+            "reference_mazes": "" if c.reference_mazes is None else str(c.reference_mazes),
+            "reference_setting": claims_file.reference_setting if c.reference is not None else "",
+        }
+        if x["count"] < MIN_UNITS:
+            rows.append(row | reference | {"units": x["units"], "direction": TOO_FEW,
+                                           "direction_study": TOO_FEW})  # fmt: skip
+            continue
         pi_lo, pi_hi, pi_df = x["pi"]
         bounds = (pi_lo, pi_hi) if c.reference_kind == "single run" else (x["lo"], x["hi"])
         row |= {
@@ -503,11 +540,7 @@ def claim_rows(
             "p_units": prob(x["p_units"]), "p_adjusted": prob(x["p_adjusted"]),
             "p_adjusted_study": prob(x["p_adjusted_study"]), "pi_lo": points(pi_lo),
             "pi_hi": points(pi_hi), "pi_df": "" if not math.isfinite(pi_df) else f"{pi_df:.1f}",
-            "reference": "" if c.reference is None else points(c.reference),
-            "reference_kind": c.reference_kind,
-            "reference_mazes": "" if c.reference_mazes is None else str(c.reference_mazes),
-            "reference_setting": claims_file.reference_setting if c.reference is not None else "",
-            "direction": direction(x["p_adjusted"], x["estimate"], c.expect),
+            **reference, "direction": direction(x["p_adjusted"], x["estimate"], c.expect),
             "magnitude": magnitude(*bounds, c.reference), "setting": x["setting"],
             "wilcoxon_p": prob(x["wilcoxon_p"]),
             "direction_study": direction(x["p_adjusted_study"], x["estimate"], c.expect),
@@ -570,11 +603,16 @@ def is_convergence(row: dict[str, str]) -> bool:
     return bool(row["margin"])
 
 
+def is_pending(row: dict[str, str]) -> bool:
+    """Whether a claims.csv row has too few units for numbers or a word (`TOO_FEW`)."""
+    return TOO_FEW in (row["direction"], row["convergence"])
+
+
 def settings_lines(rows: list[dict[str, str]]) -> list[str]:
     """Where the rows have references: the setting the references come from and ours (each
     distinct one once), printed beside the magnitude words."""
     refs = sorted({r["reference_setting"] for r in rows if r["reference"]})
-    ours = sorted({r["setting"] for r in rows if r["reference"]})
+    ours = sorted({r["setting"] for r in rows if r["reference"] and r["setting"]})
     if not refs:
         return []
     return [
@@ -599,6 +637,13 @@ def table_markdown(rows: list[dict[str, str]]) -> list[str]:
         for r in compared:
             ref = f"{signed(r['reference'])} ({r['reference_kind']})" if r["reference"] else ""
             pi = interval(r["pi_lo"], r["pi_hi"]) if r["pi_lo"] else ""
+            if is_pending(r):
+                lines.append(
+                    f"| {r['claim']} | {r['a']} - {r['b']} | {r['expect']} | N = {r['n']}, "
+                    f"{metric_label(r)}, {int(r['step']):,} | {r['units']} |  |  |  |  | "
+                    f"({r['family']}) |  | {ref} | {r['direction']} |  |"
+                )
+                continue
             lines.append(
                 f"| {r['claim']} | {r['a']} - {r['b']} | {r['expect']} | N = {r['n']}, "
                 f"{metric_label(r)}, {int(r['step']):,} | {r['units']} | "
@@ -617,6 +662,13 @@ def table_markdown(rows: list[dict[str, str]]) -> list[str]:
             "|---|---|---|---|---|---|---|",
         ]
         for r in flat:
+            if is_pending(r):
+                lines.append(
+                    f"| {r['claim']} | {r['a']} - {r['b']} | N = {r['n']}, {metric_label(r)}, "
+                    f"{int(r['step']):,} | {r['units']} |  | ±{float(r['margin']):.1f} "
+                    f"| {r['convergence']} |"
+                )
+                continue
             lines.append(
                 f"| {r['claim']} | {r['a']} - {r['b']} | N = {r['n']}, {metric_label(r)}, "
                 f"{int(r['step']):,} | {r['units']} | {signed(r['slope'])} "
@@ -631,6 +683,12 @@ def bullet_markdown(rows: list[dict[str, str]]) -> list[str]:
     lines = []
     for r in rows:
         head = f"- `{r['claim']}`, {r['a']} - {r['b']} (N = {r['n']}, {metric_label(r)}, "
+        if is_pending(r):
+            lines.append(
+                f"{head}step {int(r['step']):,}): {r['units']} paired, fewer than "
+                f"{MIN_UNITS}: **{TOO_FEW}**."
+            )
+            continue
         if is_convergence(r):
             lines.append(
                 f"{head}slope over the last third of the evaluations up to step "
@@ -677,6 +735,7 @@ def claims_markdown(
     compared = [r for r in rows if not is_convergence(r)]
     families = sorted({r["family"] for r in compared})
     differ = [r for r in compared if r["direction"] != r["direction_study"]]
+    pending = [r["claim"] for r in rows if is_pending(r)]
     lines = [
         "# Claims",
         "",
@@ -695,6 +754,17 @@ def claims_markdown(
         "the slope's 95% interval lies inside the declared margin. The rule: "
         "docs/concepts/verdicts.md.",
         "",
+        *(
+            [
+                f"{TOO_FEW.capitalize()} ({len(pending)} of {len(rows)} claims: "
+                f"{', '.join(pending)}): fewer than {MIN_UNITS} units paired so far, so no "
+                f"numbers and no word; in its family's Holm adjustment each counts as p = "
+                f"{PENDING_P:g}.",
+                "",
+            ]
+            if pending
+            else []
+        ),
         *table_markdown(rows),
         "",
         "Holm over every comparison of the study (p_adjusted_study) instead of each family: "
@@ -717,7 +787,11 @@ def claims_markdown(
             "",
             "| claim | p (t) | p (Wilcoxon) |",
             "|---|---|---|",
-            *(f"| {r['claim']} | {p_text(r['p'])} | {p_text(r['wilcoxon_p'])} |" for r in compared),
+            *(
+                f"| {r['claim']} | {p_text(r['p'])} | {p_text(r['wilcoxon_p'])} |"
+                for r in compared
+                if not is_pending(r)
+            ),
             "",
         ]
     return lines

@@ -588,3 +588,45 @@ def _load_events(tb: Path, stamp: tuple) -> EventAccumulator:
     acc = EventAccumulator(str(tb), size_guidance={"scalars": 0, "images": 1})
     acc.Reload()
     return acc
+
+
+def launched_runs(sweep: Path) -> int | None:
+    """How many runs the launch of `sweep` asked for: the product of the numbers of values of
+    every swept override in Hydra's `multirun.yaml` (its task overrides and its sweeper's
+    params, `algo=a,b,c` counting 3); None without a readable `multirun.yaml`."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    hydra = _read_yaml(Path(sweep) / "multirun.yaml").get("hydra") or {}
+    if not hydra:
+        return None
+    params = (hydra.get("sweeper") or {}).get("params") or {}
+    items = [
+        *((hydra.get("overrides") or {}).get("task") or []),
+        *(f"{k}={v}" for k, v in params.items()),
+    ]
+    count = 1
+    for override in OverridesParser.create().parse_overrides([str(i) for i in items]):
+        if override.is_sweep_override():
+            count *= len(list(override.sweep_string_iterator()))
+    return count
+
+
+def progress_lines(sweep: Path) -> list[str]:
+    """Markdown of how far the runs of `sweep` are: how many have finished (a `metrics.json`)
+    of those its launch asked for (`launched_runs`), then a table of the finished runs by
+    method and group size N."""
+    runs = [r for r in find_runs(sweep) if r.finished]
+    launched = launched_runs(sweep)
+    of = f"of the {launched} runs its launch asked for" if launched else "(no multirun.yaml)"
+    lines = [f"`{Path(sweep).name}`: **{len(runs)} runs finished** {of}."]
+    if not runs:
+        return lines
+    ns = sorted({r.n for r in runs}, reverse=True)
+    counts: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    for r in runs:
+        counts[r.method.name][r.n] += 1
+    lines += ["", "| method | " + " | ".join(f"N = {n}" for n in ns) + " |"]
+    lines.append("|---|" + "---|" * len(ns))
+    for name in sorted(counts):
+        lines.append(f"| {name} | " + " | ".join(str(counts[name][n]) for n in ns) + " |")
+    return lines

@@ -12,7 +12,10 @@ term, and the words computed from a row's own numbers (docs/concepts/verdicts.md
   that interval holds both 0 and the reference; empty without a reference;
 - **convergence** of a slope against a declared margin: `converged` where the slope's 95%
   interval lies inside [-margin, +margin] (an equivalence test), else `still rising`,
-  `still falling` or `undetermined`.
+  `still falling` or `undetermined`;
+- `TOO_FEW` (`too few units`) in place of a direction or a convergence word where a claim has
+  fewer than `MIN_UNITS` units (a study part-way through its runs): no numbers, no verdict,
+  and in its family's Holm adjustment the p of 1 (`PENDING_P`).
 """
 
 import math
@@ -25,6 +28,9 @@ ALPHA = 0.05
 REFERENCE_KINDS = ("single run", "mean")
 EXPECTS = ("greater", "less")
 FEW_UNITS = 5  # below this many units, the t over the units' means also counts (`units_p`)
+MIN_UNITS = 2  # below this many units a claim has no numbers and no verdict: `TOO_FEW`
+TOO_FEW = "too few units"
+PENDING_P = 1.0  # the p a claim with too few units counts as in its family's Holm adjustment
 
 
 def holm(p: Sequence[float]) -> np.ndarray:
