@@ -211,13 +211,13 @@ def _dotted(tree: dict, prefix: str) -> list[str]:
     return keys
 
 
-# OmegaConf's names of the types it could not convert a command-line value to
 # the groups whose parts are options without a YAML file: (their names, an option's config)
 PART_OPTIONS = {
     "policy": (POLICIES.known, policy_config),
     "algo": (estimator_methods, estimator_method),
 }
 
+# OmegaConf's names of the types it could not convert a command-line value to
 TYPE_WORDS = {"Integer": "an integer", "Float": "a number", "Boolean": "true or false"}
 
 
@@ -331,17 +331,8 @@ def _paths(tree, prefix: str) -> list[str]:
     return found
 
 
-# the last config `validate` passed in this process, (schema, its values unresolved)
-_passed: list[tuple[type, Any]] = []
-
-
 def validate(cfg: DictConfig, schema: type = Config) -> None:
     """Check every value a user can get wrong, before any work starts: each field with its
-    rule, then the constraints between fields (`check_between`). A config equal to the last
-    one that passed in this process is not checked again (the launcher checks a single run's
-    config before Hydra runs the task, which validates what it is given: once, not twice)."""
-    values = (schema, OmegaConf.to_container(cfg, resolve=False))
-    if values in _passed:
-        return
+    rule, then the constraints between fields (`check_between`). Each run's config passes
+    here once (`mazerl.apps.callbacks.CheckSettings`)."""
     check_section(schema, cfg)
-    _passed[:] = [values]

@@ -19,19 +19,14 @@ from mazerl.core.cli import exit_on_user_error, no_run_dir_on_user_error
 @exit_on_user_error
 def run(cfg: DictConfig) -> float:
     """One training run in Hydra's run dir; returns the final ID pass@1 (a sweeper's
-    objective). The config is checked first; the loop (torch) is imported after, so a mistake
-    in the settings is reported without loading it."""
+    objective). Its config was checked before it started (`mazerl.apps.callbacks`), so a
+    mistake in the settings is reported without loading the loop (torch)."""
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
-
-    from mazerl.apps.schema import validate
-    from mazerl.core.plugins import load_plugins
 
     hydra = HydraConfig.get()
     out = Path(hydra.runtime.output_dir)
     with no_run_dir_on_user_error(out):
-        load_plugins()  # again: a launcher may run this job in a fresh process
-        validate(cfg)
         from mazerl.train.loop import train
         from mazerl.train.progress import logger, where_to_look
 
