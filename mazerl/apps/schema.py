@@ -139,15 +139,20 @@ def register_configs(picked: list[str] | None = None) -> None:
     for name in POLICIES.known():
         if name not in defined_policies() and picked is not None and name not in picked:
             continue
-        config_class = policy_config(name)
-        schemas[f"policy/{name}"] = config_class
+        schemas[f"policy/{name}"] = policy_option(name)
         if not (CONF_DIR / "policy" / f"{name}.yaml").is_file():
-            cs.store(group="policy", name=name, node=config_class)
+            cs.store(group="policy", name=name, node=policy_option(name))
     for name in estimator_methods():
         cs.store(group="algo", name=name, node=estimator_method(name))
     for path, node in schemas.items():
         group, _, name = f"schema/{path}".rpartition("/")
         cs.store(group=group, name=name, node=node)
+
+
+def policy_option(name: str):
+    """The option `policy=NAME` of a policy without a YAML: its config class's defaults, with
+    `name` set to it (a copied policy may share another's config class)."""
+    return policy_config(name)(name=name)
 
 
 def picked_policies(argv: list[str]) -> list[str]:
@@ -213,7 +218,7 @@ def _dotted(tree: dict, prefix: str) -> list[str]:
 
 # the groups whose parts are options without a YAML file: (their names, an option's config)
 PART_OPTIONS = {
-    "policy": (POLICIES.known, policy_config),
+    "policy": (POLICIES.known, policy_option),
     "algo": (estimator_methods, estimator_method),
 }
 
