@@ -301,7 +301,7 @@ def expected_distinct_routes(run: Run) -> dict[str, float]:
     for set_name, ev in final.items():
         per = ev.get("per_maze") or {}
         if per.get("route_mass") is not None:
-            out[f"routes/{set_name}/expected_distinct@{DISTINCT_SAMPLES}"] = float(
+            out[Metric("expected_distinct", set_name, DISTINCT_SAMPLES, "routes").name] = float(
                 distinct_routes_per_maze(per).mean()
             )
     return out

@@ -14,6 +14,7 @@ from omegaconf import DictConfig
 
 from mazerl.apps.launch import launch
 from mazerl.core.cli import exit_on_user_error, no_run_dir_on_user_error
+from mazerl.eval.metric_names import Metric
 
 
 @exit_on_user_error
@@ -34,7 +35,7 @@ def run(cfg: DictConfig) -> float:
     # the last lines: where the run is and how to look at it (a sweep's job: the whole sweep)
     for line in where_to_look(out, out if hydra.mode == RunMode.RUN else Path(hydra.sweep.dir)):
         logger.info(line)
-    return final.get("eval/id/pass@1", float("nan")) if final else float("nan")
+    return final.get(Metric("pass", "id", 1).name, float("nan")) if final else float("nan")
 
 
 def main() -> None:
