@@ -16,6 +16,17 @@ ROOT = Path(__file__).resolve().parents[1]
 FAST = ["experiment=smoke", "logger.progress=lines", "threads=1"]
 
 
+def options(group: str) -> list[str]:
+    """The options of a config group that the apps accept and list: its YAML files and, for a
+    group whose parts are options without one (`algo`, `policy`), every registered part."""
+    from mazerl.algos import estimator_methods
+    from mazerl.core.config import CONF_DIR
+    from mazerl.policy import POLICIES
+
+    parts = {"algo": estimator_methods, "policy": POLICIES.known}.get(group, list)
+    return sorted({p.stem for p in (CONF_DIR / group).glob("*.yaml")} | {*parts()})
+
+
 def run_app(module: str, *args: str, cwd: Path, timeout: float = 300, env=None):
     """Run `python -m module args...` and return the CompletedProcess (never raises)."""
     return subprocess.run(

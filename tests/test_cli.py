@@ -5,7 +5,7 @@ app reads (and only those) with the description its config field carries."""
 import dataclasses
 
 import pytest
-from conftest import FAST, metrics, run_app
+from conftest import FAST, metrics, options, run_app
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
@@ -14,13 +14,11 @@ from mazerl.apps.schema import APP_SCHEMAS, register_configs
 from mazerl.core.config import CONF_DIR, load_option
 from mazerl.core.errors import ConfigError
 from mazerl.core.provenance import short_code
-from mazerl.policy import POLICIES
 
 TRAIN, EVAL, CATEGORICAL = "mazerl.apps.train", "mazerl.apps.eval", "mazerl.apps.categorical"
 
 EVAL_KEYS = "checkpoint, device, eval, seed, threads"
 GROUP_SIZE = "did you mean train.group_size?"
-METHODS = sorted(p.stem for p in (CONF_DIR / "algo").glob("*.yaml"))
 # (app, command line, the whole of stderr): the issue's mistakes, once silent or many lines
 MISTAKES = [
     (TRAIN, ["+train.group_sise=4"], f"unknown key train.group_sise; {GROUP_SIZE}"),
@@ -40,7 +38,8 @@ MISTAKES = [
     (
         TRAIN,
         ["algo=gpro"],
-        f"unknown option algo=gpro; did you mean algo=grpo? (options: {', '.join(METHODS)})",
+        "unknown option algo=gpro; did you mean algo=grpo? "
+        f"(options: {', '.join(options('algo'))})",
     ),
     (TRAIN, ["focal.gamma=half"], "focal.gamma must be a number >= 0 and finite, got half"),
     (TRAIN, ["train.iterations=10.5"], "train.iterations must be an integer >= 1, got 10.5"),
@@ -162,8 +161,8 @@ def test_help_page_lists_options_and_examples(app, tmp_path):
     if app == "eval":
         assert "algo" not in groups and "experiment" not in groups
         return
-    assert groups["algo"] == ", ".join(METHODS)  # every method's config file, nothing else
-    assert {"grpo", "cispo", "maxrl"} <= set(METHODS)
+    assert groups["algo"] == ", ".join(options("algo"))  # the files and the estimators
+    assert {"grpo", "cispo", "maxrl"} <= set(options("algo"))
     presets = groups["experiment"].split(", ")
     assert ("paper_categorical" in presets) == (app == "categorical")
     assert ("smoke" in presets) == (app != "categorical")
@@ -225,6 +224,4 @@ def test_mazerl_maze_mistakes_are_one_line_and_exit_2(tmp_path, args, line):
 def test_help_with_an_unknown_option_names_the_options():
     with pytest.raises(ConfigError) as e:
         help_page("about", "config", ["policy=nope"])
-    yamls = {p.stem for p in (CONF_DIR / "policy").glob("*.yaml")}
-    options = ", ".join(sorted(yamls | set(POLICIES.known())))
-    assert str(e.value) == f"unknown option policy=nope (options: {options})"
+    assert str(e.value) == f"unknown option policy=nope (options: {', '.join(options('policy'))})"

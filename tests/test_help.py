@@ -9,9 +9,10 @@ import textwrap
 import pytest
 from omegaconf import OmegaConf
 
+from mazerl.apps.schema import policy_option
 from mazerl.core.config import CONF_DIR
 from mazerl.policy import POLICIES
-from mazerl.policy.config import PolicyConfig, defined_policies, policy_config
+from mazerl.policy.config import PolicyConfig, policy_config
 
 
 def fresh(code: str) -> list[str]:
@@ -78,8 +79,10 @@ def test_a_registered_name_is_checked_against_every_part_from_a_fresh_process():
 
 
 def test_a_policy_config_found_by_name_is_its_registered_class():
-    assert set(POLICIES.names()) == set(POLICIES.known()) <= set(defined_policies())
+    """Each policy's config is its class's `config_class` (a class that names the policy, or
+    another's, as a copied policy's) and its option `policy=NAME` is named after it."""
+    assert set(POLICIES.names()) == set(POLICIES.known())
     for name in POLICIES.names():
         assert policy_config(name) is POLICIES.get(name).config_class
-        assert policy_config(name)().name == name
+        assert policy_option(name).name == name
     assert policy_config("nope") is PolicyConfig

@@ -1,6 +1,8 @@
 """The package's layers point one way: a module imports only its own layer and those below."""
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import mazerl
@@ -67,3 +69,11 @@ def test_layers_of_the_same_rank_do_not_import_each_other_in_a_loop():
             if module != "mazerl" and layer_of(module) != src:
                 edges.add((src, layer_of(module)))
     assert not [(a, b) for a, b in edges if (b, a) in edges]
+
+
+def test_the_analysis_library_imports_no_torch():
+    """Reading runs (`mazerl.analysis.runs`: metrics.json, configs, TensorBoard events) needs
+    no torch: a fresh process that imports it has not loaded torch."""
+    code = "import sys, mazerl.analysis.runs; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -7,11 +7,9 @@ import textwrap
 from pathlib import Path
 
 import yaml
-from conftest import ROOT, metrics, run_app
+from conftest import ROOT, metrics, options, run_app
 
 from mazerl.core import checkpoint
-from mazerl.core.config import CONF_DIR
-from mazerl.policy import POLICIES
 
 POLICY = '''
 """A toy policy: the mean maze embedding and the previous move, through one linear layer."""
@@ -179,8 +177,7 @@ def test_a_plugin_policy_and_generator_train_two_iterations(tmp_path):
     assert set(calls) == {"4x4"} and len(calls) >= 4 * 2 + 4
     # --help lists the policy among the options and describes its settings
     page = run_app("mazerl.apps.train", "--help", "policy=toy_mlp", cwd=tmp_path, env=env).stdout
-    shipped = {p.stem for p in (CONF_DIR / "policy").glob("*.yaml")} | {*POLICIES.known()}
-    assert f"policy: {', '.join(sorted(shipped | {'toy_mlp'}))}" in page.splitlines()
+    assert f"policy: {', '.join(sorted({*options('policy'), 'toy_mlp'}))}" in page.splitlines()
     rows = [line.split() for line in page.splitlines()]
     assert ["policy.width=8", "the", "toy", "policy's", "width"] in rows
 

@@ -13,7 +13,8 @@ import yaml
 from test_paired import fake_run
 
 from mazerl.analysis import find_runs, summarize
-from mazerl.analysis.runs import method_name, method_of, read_run, shipped_label
+from mazerl.analysis.figures import method_order
+from mazerl.analysis.runs import Method, method_name, method_of, read_run, shipped_label
 from mazerl.analysis.tables import aggregate
 from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import UserError
@@ -190,3 +191,17 @@ def test_only_the_record_reads_metric_names_and_configs():
         for i, line in enumerate(path.read_text().splitlines(), 1):
             assert not takes_apart.search(line), f"{path.name}:{i}: {line.strip()}"
             assert not reads_config.search(line), f"{path.name}:{i}: {line.strip()}"
+
+
+def test_methods_are_ordered_by_their_focal_exponent_not_their_label_text():
+    """Plain methods (gamma 0, the references) come before focal variants, then by name: a
+    plain method whose label starts with "F-" stays among the plain ones, a focal variant whose
+    label does not say "focal" among the focal ones."""
+    methods = [
+        Method("grpo", 0.5, "GRPO[ + focal γ {gamma}]"),
+        Method("mine", 0.5, "Mine"),
+        Method("fdiv", 0.0, "F-div PO"),
+        Method("grpo", 0.0, "GRPO[ + focal γ {gamma}]"),
+    ]
+    ordered = [m.name for m in sorted(methods, key=method_order)]
+    assert ordered == ["F-div PO", "GRPO", "GRPO + focal γ 0.5", "Mine"]

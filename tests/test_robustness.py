@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import FAST, metrics, run_app, scalars
+from conftest import FAST, metrics, options, run_app, scalars
 from hydra import compose, initialize_config_dir
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import open_dict
 
 import mazerl
-from mazerl.algos import ADVANTAGES, POLICY_LOSSES, estimator_methods
+from mazerl.algos import ADVANTAGES, POLICY_LOSSES
 from mazerl.apps.schema import register_configs
 from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import UserError
@@ -200,10 +200,7 @@ def test_relaunched_sweep_skips_finished_jobs_and_resumes_unfinished(tmp_path, b
 GENERATORS_ = ", ".join(GENERATORS.known())
 LOSSES = ", ".join(POLICY_LOSSES.known())
 ESTS = ", ".join(ADVANTAGES.known())
-ALGO_OPTIONS = sorted({p.stem for p in (CONF_DIR / "algo").glob("*.yaml")} | {*estimator_methods()})
-POLICY_OPTIONS = sorted(
-    {p.stem for p in (CONF_DIR / "policy").glob("*.yaml")} | {*POLICIES.known()}
-)
+ALGO_OPTIONS, POLICY_OPTIONS = options("algo"), options("policy")
 BAD_CONFIGS = [
     (["train.group_size=1"], "train.group_size must be >= 2"),
     (["focal.gamma=-0.5"], "focal.gamma must be >= 0"),

@@ -3,7 +3,9 @@
 `experiments/mistake_latency.py` (which times the same list as whole processes: run it with
 `--busy` for the figure with one core busy; timing is not a test). A bad key or value inside
 a preset or a config file of your own names the key and the file: `failed_file` reads the
-file from Hydra's exception, pinned here to the installed Hydra."""
+file from Hydra's exception, pinned here to the installed Hydra. A mistake leaves no folder
+behind: a single run's is found before Hydra makes one (`CheckSettings.on_run_start`), a
+sweep job's folder is removed again."""
 
 import json
 import subprocess
@@ -11,24 +13,17 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
-from hydra.errors import ConfigCompositionException
+from conftest import ROOT, options, run_app
 
-from mazerl.algos import estimator_methods
 from mazerl.algos.config import ADVANTAGES
-from mazerl.apps.launch import check_before_run
-from mazerl.apps.schema import composition_error, register_configs
-from mazerl.core.config import CONF_DIR
 from mazerl.envs.layouts import shipped_layouts
-from mazerl.policy import POLICIES
 
 SCRIPT = ROOT / "experiments" / "mistake_latency.py"
 
 
 def expected(tmp: Path) -> dict[str, str]:
     """Each mistake's whole stderr, its options taken from the registries and the YAMLs."""
-    algos = sorted({p.stem for p in (CONF_DIR / "algo").glob("*.yaml")} | {*estimator_methods()})
-    policies = sorted({p.stem for p in (CONF_DIR / "policy").glob("*.yaml")} | {*POLICIES.known()})
+    algos, policies = options("algo"), options("policy")
     return {
         "unknown_key": "unknown key train.lrr; did you mean train.lr?",
         "wrong_type": "train.group_size must be an integer >= 2, got abc",
@@ -95,9 +90,21 @@ FILES = [
 
 @pytest.mark.parametrize(("path", "text", "override", "line"), FILES, ids=[f[0] for f in FILES])
 def test_a_bad_key_or_value_in_a_config_file_names_the_file(tmp_path, path, text, override, line):
-    (tmp_path / path).parent.mkdir(parents=True)
-    (tmp_path / path).write_text(text)
-    register_configs([])
-    with pytest.raises(ConfigCompositionException) as e:
-        check_before_run("config", ["--config-dir", str(tmp_path), override])
-    assert composition_error(e.value) == f"{tmp_path / path}: {line}"
+    conf = tmp_path / "conf"
+    (conf / path).parent.mkdir(parents=True)
+    (conf / path).write_text(text)
+    out = run_app("mazerl.apps.train", "--config-dir", str(conf), override, cwd=tmp_path)
+    assert (out.returncode, out.stderr) == (2, f"error: {conf / path}: {line}\n")
+
+
+def test_a_mistake_leaves_no_folder(tmp_path):
+    """A single run's mistake stops before Hydra makes the run folder; a sweep's job is checked
+    in its folder, which is removed again (the sweep folder keeps Hydra's multirun.yaml)."""
+    out = run_app("mazerl.apps.train", "train.group_size=0", cwd=tmp_path)
+    assert (out.returncode, out.stderr) == (2, "error: train.group_size must be >= 2, got 0\n")
+    assert list(tmp_path.iterdir()) == []
+    sweep = tmp_path / "sweep"
+    args = ("-m", "train.group_size=0,4", f"hydra.sweep.dir={sweep}", "hydra.sweep.subdir=job")
+    out = run_app("mazerl.apps.train", *args, cwd=tmp_path)
+    assert (out.returncode, out.stderr) == (2, "error: train.group_size must be >= 2, got 0\n")
+    assert sorted(p.name for p in sweep.iterdir()) == ["multirun.yaml"]

@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 import pytest
-from conftest import FAST, metrics, run_app, scalars
+from conftest import FAST, ROOT, metrics, run_app, scalars
 from matplotlib.image import imread
 from tensorboard import context
 from tensorboard.backend.event_processing import data_provider, plugin_event_multiplexer
@@ -21,7 +21,9 @@ from mazerl.analysis.figures import Output, final_pictures, plot_behaviour
 from mazerl.analysis.runs import find_runs, swept_keys
 from mazerl.envs.maze import Maze
 from mazerl.envs.render import END_MARKS, render_behaviour, visit_fraction
-from mazerl.eval.dashboard import headline_ks, tb_tag, train_layout
+from mazerl.eval.dashboard import headline_ks, train_layout
+from mazerl.eval.metric_names import Metric
+from mazerl.eval.runner import log_eval
 
 
 @pytest.fixture(scope="module")
@@ -213,16 +215,70 @@ def test_render_behaviour_title_and_size():
     assert set(END_MARKS) == {"goal", "wall", "revisit", "stop", "move"}
 
 
-def test_tb_tag_sections():
-    assert tb_tag("eval/id/pass@1") == "eval/id/pass@1"
-    assert tb_tag("eval/id/pass@8_se") == "eval_se/id/pass@8_se"
-    assert tb_tag("eval/ood_dfs/delta_exact_pass@64_vs_base") == (
-        "eval_vs_base/ood_dfs/delta_exact_pass@64"
+def test_metric_names_and_tags_are_the_strings_committed_studies_hold():
+    assert Metric("pass", "id", 1).name == Metric("pass", "id", 1).tag == "eval/id/pass@1"
+    se = Metric("pass", "id", 8).se()
+    assert (se.name, se.tag) == ("eval/id/pass@8_se", "eval_se/id/pass@8_se")
+    delta = Metric("exact_pass", "ood_dfs", 64).delta()
+    assert (delta.name, delta.tag) == (
+        "eval/ood_dfs/delta_exact_pass@64_vs_base",
+        "eval_vs_base/ood_dfs/delta_exact_pass@64",
     )
-    assert tb_tag("train/reward_mean") == "train/reward_mean"
+    assert Metric("pass", "id", 256).base_tag == "eval_base/id/pass@256"
+    assert Metric("rare_mass", "id", source="routes").tag == "routes/id/rare_mass"
+    assert Metric("mass_route", "id", 0, "routes").name == "routes/id/mass_route_0"
     assert headline_ks(256) == [1, 8, 64, 256] and headline_ks(32) == [1, 8, 32]
     assert next(iter(train_layout(["id"], 256, [1, 256]))) == "headline"
     assert "routes and tail misses" in train_layout(["id"], 256, [1, 256], routes=True)
+
+
+class Tags:
+    """A stand-in for `SummaryWriter`: the last value written under each scalar tag."""
+
+    def __init__(self) -> None:
+        self.scalars: dict[str, float] = {}
+
+    def add_scalar(self, tag: str, value: float, step: int) -> None:
+        self.scalars[tag] = value
+
+    def add_image(self, *args, **kwargs) -> None:
+        pass
+
+
+def test_log_eval_writes_a_committed_runs_metric_names_and_values():
+    """A committed run's last evaluation (`eval/step_*.json`) against its base model's values
+    (`metrics.json`'s `base`) gives back, name for name and value for value, its
+    `metrics.json` `final`, but for what needs the base model's per-maze values (the rare and
+    common split, the route metrics: not committed); the tags are the TensorBoard sections."""
+    run = ROOT / "experiments" / "runs" / "methods_routes" / "clip_cov_N8_g0.0_s0"
+    committed = json.loads((run / "metrics.json").read_text())
+    last = json.loads(max((run / "eval").glob("step_*.json")).read_text())
+    base: dict = {}
+    for name, value in committed["base"].items():
+        metric = Metric.of(name)
+        base.setdefault(metric.set, {})[metric.key] = value
+    writer = Tags()
+    flat = log_eval(writer, last, base, 3000, 0)
+    per_maze = {"rare_success_mazes", "success_on_rare", "success_on_common"}
+    expected = {
+        k: v
+        for k, v in committed["final"].items()
+        if Metric.of(k).source == "eval" and Metric.of(k).family not in per_maze
+    }
+    assert flat == expected
+    assert len(flat) == 100
+    assert writer.scalars["eval_se/id/pass@8_se"] == flat["eval/id/pass@8_se"]
+    assert (
+        writer.scalars["eval_vs_base/ood_large/delta_exact_pass@256"]
+        == (flat["eval/ood_large/delta_exact_pass@256_vs_base"])
+    )
+    assert writer.scalars["eval_base/id/pass@256"] == committed["base"]["eval/id/pass@256"]
+    assert {t for t in writer.scalars if t.startswith("eval_base/")} == {
+        "eval_base/id/pass@1",
+        "eval_base/id/pass@256",
+        "eval_base/ood_large/pass@1",
+        "eval_base/ood_large/pass@256",
+    }
 
 
 def test_maze_show_png(tmp_path):

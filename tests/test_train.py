@@ -10,7 +10,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from mazerl.apps.schema import register_configs, validate
 from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import ConfigError
-from mazerl.eval.dashboard import tb_tag
+from mazerl.eval.metric_names import Metric
 from mazerl.train.schedule import iterations_for, lr_factor
 
 TRAIN_TAGS = [
@@ -51,9 +51,9 @@ def test_smoke_run_writes_tensorboard_metrics_and_checkpoints(train):
             "delta_pass@1_vs_base",
             "delta_exact_pass@8_vs_base",
         ):
-            steps = [step for step, _ in tags[tb_tag(f"eval/{s}/{k}")]]
+            steps = [step for step, _ in tags[Metric.on_set(k, s).tag]]
             assert steps == [0, 3, 6], (s, k)  # base at 0, during training, final
-            assert all(math.isfinite(v) for _, v in tags[tb_tag(f"eval/{s}/{k}")])
+            assert all(math.isfinite(v) for _, v in tags[Metric.on_set(k, s).tag])
     assert tags["eval_vs_base/id/delta_pass@1"][0][1] == 0.0
     for t in ("time/rollout_s", "time/update_s", "time/eval_s", "time/elapsed_s"):
         assert t in tags

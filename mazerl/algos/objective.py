@@ -137,6 +137,8 @@ def check_algo(algo: AlgoConfig, group_size: int) -> None:
     Raises:
         ConfigError: the method cannot run, naming the config key (`algo.<key>`) first.
     """
+    for parts in (REWARD_TRANSFORMS, ADVANTAGES, POLICY_LOSSES):
+        parts.load()  # a part module that fails to load is its own error, not an algo key's
     rewards = torch.zeros(1, group_size)
     with _about("reward_transform_kwargs"):
         if algo.reward_transform is not None:

@@ -13,6 +13,7 @@ import numpy as np
 from mazerl.algos.tail_miss import tail_miss
 from mazerl.analysis.runs import (
     N_KEYS,
+    Method,
     Run,
     eval_curve,
     eval_value,
@@ -167,9 +168,27 @@ def method_label(run: Run, keys: list[str], n_key: str | None) -> str:
     return ", ".join([head, *rest] if head else rest) or "all"
 
 
-def method_order(name: str):
-    """Sort key of method names: plain methods (the references) before focal variants."""
-    return name.startswith("F-") or " + focal γ" in name, natural_key(name)
+def method_order(method: Method, label: str | None = None):
+    """Sort key of methods: plain methods (the references, focal exponent 0) before focal
+    variants (`Method.gamma` > 0), then by `label` (default: the method's name) in natural
+    order.
+
+    Args:
+        method: the method a run trained with.
+        label: how the method is shown (`method_label`), where not its name alone.
+
+    Returns:
+        The key.
+    """
+    return method.gamma > 0, natural_key(label or method.name)
+
+
+def method_labels(runs: list[Run], keys: list[str], n_key: str | None) -> list[str]:
+    """The runs' `method_label`s, each once, in `method_order` of their runs' methods."""
+    first: dict[str, Method] = {}
+    for r in runs:
+        first.setdefault(method_label(r, keys, n_key), r.method)
+    return sorted(first, key=lambda label: method_order(first[label], label))
 
 
 def swept_n_key(keys: list[str]) -> str | None:
@@ -202,8 +221,9 @@ def base_value(runs: list[Run], col: Metric) -> float | None:
 def by_method_and_n(
     runs: list[Run], keys: list[str], n_key: str | None, value
 ) -> dict[str, dict[int, list[float]]]:
-    """`value(run)` grouped by method, then by group size (0 when N is not swept)."""
-    out: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    """`value(run)` grouped by method (in `method_order`), then by group size (0 when N is not
+    swept)."""
+    out = {label: defaultdict(list) for label in method_labels(runs, keys, n_key)}
     for r in runs:
         n = n_of(r, n_key) if n_key and n_key in r.overrides else 0
         out[method_label(r, keys, n_key)][n].append(value(r))
@@ -211,9 +231,10 @@ def by_method_and_n(
 
 
 def errorbars_vs_n(ax, by_method: dict[str, dict[int, list[float]]], palette=None) -> None:
-    """One line per method: mean +- standard error over seeds at each N; a log N axis with
-    a tick at each N (set here: setting the scale afterwards would reset the ticks)."""
-    for method, by_n in sorted(by_method.items(), key=lambda item: method_order(item[0])):
+    """One line per method, in the order of `by_method` (`by_method_and_n`'s): mean +-
+    standard error over seeds at each N; a log N axis with a tick at each N (set here: setting
+    the scale afterwards would reset the ticks)."""
+    for method, by_n in by_method.items():
         ns = sorted(by_n)
         stats = [mean_se(by_n[n]) for n in ns]
         ax.errorbar(
@@ -289,7 +310,7 @@ def plot_curves(
     for r in finished:
         curves[r.path] |= {t: eval_curve(r, t) for _, ts, _ in panels[1:] for t in ts}
     ns = sorted({n_of(r, n_key) if n_key else 0 for r in finished})
-    methods = sorted({method_label(r, keys, n_key) for r in finished}, key=method_order)
+    methods = method_labels(finished, keys, n_key)
     palette = colours(methods)
     fig, axes = plt.subplots(
         len(ns), len(panels), figsize=(4.2 * len(panels), 2.6 * len(ns) + 0.9), squeeze=False
@@ -344,7 +365,7 @@ def plot_neglog_vs_n(
     ks = [k for k in FIG6_KS if k in logged]
     if not ks:
         return None
-    methods = sorted({method_label(r, keys, n_key) for r in finished}, key=method_order)
+    methods = method_labels(finished, keys, n_key)
     palette = colours(methods)
     fig, axes = plt.subplots(1, len(ks), figsize=(3.6 * len(ks), 3.9), squeeze=False)
     for ax, k in zip(axes[0], ks, strict=True):
@@ -382,7 +403,7 @@ def plot_maze(dest: Output, runs: list[Run], cols: list[Metric]) -> list[Path]:
     s = first_set(cols)
     metric = max((c for c in headline(cols) if c.set == s), key=lambda c: c.k or 0)
     by_method = by_method_and_n(finished, keys, n_key, lambda r: r.final.get(metric))
-    palette = colours(sorted(by_method, key=method_order))
+    palette = colours(list(by_method))
     fig, ax = plt.subplots(figsize=(6.5, 4.4))
     errorbars_vs_n(ax, by_method, palette)
     base = base_value(finished, metric)
@@ -502,7 +523,7 @@ def plot_gap(dest: Output, runs: list[Run], cols: list[Metric]) -> Path | None:
     if not entries or not metrics:
         return None
     ns = sorted({p[0][0].n for _, p in entries})
-    methods = sorted({method_label(p[0][1], keys, n_key) for _, p in entries}, key=method_order)
+    methods = method_labels([p[0][1] for _, p in entries], keys, n_key)
     palette = colours(methods)
     fig, axes = plt.subplots(
         len(ns), 2, figsize=(9.5, 2.8 * len(ns) + 0.9), squeeze=False, sharex=True
@@ -553,7 +574,7 @@ def plot_frontier(dest: Output, runs: list[Run], cols: list[Metric]) -> Path | N
         return None
     p1, p256 = metrics
     ns = sorted({n_of(r, n_key) if n_key else 0 for r in with_evals})
-    methods = sorted({method_label(r, keys, n_key) for r in with_evals}, key=method_order)
+    methods = method_labels(with_evals, keys, n_key)
     palette = colours(methods)
     ncols = min(3, len(ns))
     nrows = -(-len(ns) // ncols)

@@ -611,12 +611,14 @@ def missing_markdown(runs: list[Run], rows: list[Row]) -> list[str]:
     or the run's `problem`); one line for an N with nothing finished."""
     cells = declared_cells(runs)
     n_default = next((r.n for r in runs if r.n), 0)
-    missing = []  # (N, method, seed, why)
+    missing = []  # (N, method name, seed, why)
+    methods = {r.method.name: r.method for r in runs}  # name -> Method, for the order
     for cell in cells:
         found = [r for r in runs if _matches(r, cell)]
         if any(r.metrics is not None for r in found):
             continue
         n, method = declared_method(cell, found + runs)
+        methods[method.name] = method
         missing.append(
             (n or n_default, method.name, cell.get("seed", "-"),
              found[0].problem if found else "not started")
@@ -638,7 +640,7 @@ def missing_markdown(runs: list[Run], rows: list[Row]) -> list[str]:
             started = sum(why != "not started" for *_, why in here)
             lines.append(f"- N = {n}: none of its {len(here)} runs finished ({started} started)")
             continue
-        names = sorted({m[1] for m in here}, key=method_order)
+        names = sorted({m[1] for m in here}, key=lambda name: method_order(methods[name]))
         on_row = {row.name for row in rows if row.n == n}
         idle = [
             x

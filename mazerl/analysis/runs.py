@@ -27,9 +27,9 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from mazerl.analysis.folders import run_dirs
 from mazerl.core.config import CONF_DIR, load_option
+from mazerl.core.files import read_metrics
 from mazerl.eval.metric_names import Metric
 from mazerl.eval.passk import exact_pass_at_k, pass_at_k
-from mazerl.train.run_state import read_metrics
 
 N_KEYS = ("train.group_size", "sim.group_size")  # the settings that hold the group size N
 LABEL_FIELD = re.compile(r"\{([^{}]+)\}")  # `{gamma}`, `{advantage_kwargs.k}` in a label
@@ -301,7 +301,7 @@ def expected_distinct_routes(run: Run) -> dict[str, float]:
     for set_name, ev in final.items():
         per = ev.get("per_maze") or {}
         if per.get("route_mass") is not None:
-            out[f"routes/{set_name}/expected_distinct@{DISTINCT_SAMPLES}"] = float(
+            out[Metric("expected_distinct", set_name, DISTINCT_SAMPLES, "routes").name] = float(
                 distinct_routes_per_maze(per).mean()
             )
     return out

@@ -39,17 +39,13 @@ def run(cfg: DictConfig, out: Path) -> dict:
 
     from mazerl.algos import AlgoConfig, FocalConfig
     from mazerl.algos.tail_miss import active, peak_group_size, tail_miss
-    from mazerl.apps.schema import validate
-    from mazerl.categorical.config import CategoricalConfig, SimConfig
+    from mazerl.categorical.config import SimConfig
     from mazerl.categorical.report import plot_masses, plot_tail_miss
     from mazerl.categorical.sim import masses, simulate
     from mazerl.core.files import write_json_atomic
-    from mazerl.core.plugins import load_plugins
     from mazerl.core.provenance import code_identity
     from mazerl.eval.dashboard import categorical_layout, write_hparams
 
-    load_plugins()  # again: a launcher may run this job in a fresh process
-    validate(cfg, CategoricalConfig)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     sim = SimConfig(**cfg.sim)

@@ -35,19 +35,16 @@ def _evaluate(cfg: DictConfig, out: Path) -> dict:
     from omegaconf import OmegaConf
     from torch.utils.tensorboard import SummaryWriter
 
-    from mazerl.apps.schema import Config, EvaluateConfig, validate
+    from mazerl.apps.schema import Config, validate
     from mazerl.core import checkpoint
     from mazerl.core.device import select_device, setup
     from mazerl.core.errors import CheckpointError, ConfigError
     from mazerl.core.files import write_json_atomic
-    from mazerl.core.plugins import load_plugins
     from mazerl.envs.spec import MazeSpec
     from mazerl.eval.evaluate import build_sets
     from mazerl.eval.runner import BaseEvaluation, evaluate_all, log_eval, strip_images
     from mazerl.train.sft import load_base
 
-    load_plugins()  # a checkpoint's policy may come from a plug-in
-    validate(cfg, EvaluateConfig)
     if not cfg.checkpoint:
         raise ConfigError("checkpoint=PATH is required (a training checkpoint or a base.pt)")
     state = checkpoint.load(cfg.checkpoint)

@@ -139,15 +139,20 @@ def register_configs(picked: list[str] | None = None) -> None:
     for name in POLICIES.known():
         if name not in defined_policies() and picked is not None and name not in picked:
             continue
-        config_class = policy_config(name)
-        schemas[f"policy/{name}"] = config_class
+        schemas[f"policy/{name}"] = policy_option(name)
         if not (CONF_DIR / "policy" / f"{name}.yaml").is_file():
-            cs.store(group="policy", name=name, node=config_class)
+            cs.store(group="policy", name=name, node=policy_option(name))
     for name in estimator_methods():
         cs.store(group="algo", name=name, node=estimator_method(name))
     for path, node in schemas.items():
         group, _, name = f"schema/{path}".rpartition("/")
         cs.store(group=group, name=name, node=node)
+
+
+def policy_option(name: str):
+    """The option `policy=NAME` of a policy without a YAML: its config class's defaults, with
+    `name` set to it (a copied policy may share another's config class)."""
+    return policy_config(name)(name=name)
 
 
 def picked_policies(argv: list[str]) -> list[str]:
@@ -211,13 +216,13 @@ def _dotted(tree: dict, prefix: str) -> list[str]:
     return keys
 
 
-# OmegaConf's names of the types it could not convert a command-line value to
 # the groups whose parts are options without a YAML file: (their names, an option's config)
 PART_OPTIONS = {
-    "policy": (POLICIES.known, policy_config),
+    "policy": (POLICIES.known, policy_option),
     "algo": (estimator_methods, estimator_method),
 }
 
+# OmegaConf's names of the types it could not convert a command-line value to
 TYPE_WORDS = {"Integer": "an integer", "Float": "a number", "Boolean": "true or false"}
 
 
@@ -331,17 +336,8 @@ def _paths(tree, prefix: str) -> list[str]:
     return found
 
 
-# the last config `validate` passed in this process, (schema, its values unresolved)
-_passed: list[tuple[type, Any]] = []
-
-
 def validate(cfg: DictConfig, schema: type = Config) -> None:
     """Check every value a user can get wrong, before any work starts: each field with its
-    rule, then the constraints between fields (`check_between`). A config equal to the last
-    one that passed in this process is not checked again (the launcher checks a single run's
-    config before Hydra runs the task, which validates what it is given: once, not twice)."""
-    values = (schema, OmegaConf.to_container(cfg, resolve=False))
-    if values in _passed:
-        return
+    rule, then the constraints between fields (`check_between`). Each run's config passes
+    here once (`mazerl.apps.callbacks.CheckSettings`)."""
     check_section(schema, cfg)
-    _passed[:] = [values]

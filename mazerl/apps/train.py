@@ -14,24 +14,20 @@ from omegaconf import DictConfig
 
 from mazerl.apps.launch import launch
 from mazerl.core.cli import exit_on_user_error, no_run_dir_on_user_error
+from mazerl.eval.metric_names import Metric
 
 
 @exit_on_user_error
 def run(cfg: DictConfig) -> float:
     """One training run in Hydra's run dir; returns the final ID pass@1 (a sweeper's
-    objective). The config is checked first; the loop (torch) is imported after, so a mistake
-    in the settings is reported without loading it."""
+    objective). Its config was checked before it started (`mazerl.apps.callbacks`), so a
+    mistake in the settings is reported without loading the loop (torch)."""
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
-
-    from mazerl.apps.schema import validate
-    from mazerl.core.plugins import load_plugins
 
     hydra = HydraConfig.get()
     out = Path(hydra.runtime.output_dir)
     with no_run_dir_on_user_error(out):
-        load_plugins()  # again: a launcher may run this job in a fresh process
-        validate(cfg)
         from mazerl.train.loop import train
         from mazerl.train.progress import logger, where_to_look
 
@@ -39,7 +35,7 @@ def run(cfg: DictConfig) -> float:
     # the last lines: where the run is and how to look at it (a sweep's job: the whole sweep)
     for line in where_to_look(out, out if hydra.mode == RunMode.RUN else Path(hydra.sweep.dir)):
         logger.info(line)
-    return final.get("eval/id/pass@1", float("nan")) if final else float("nan")
+    return final.get(Metric("pass", "id", 1).name, float("nan")) if final else float("nan")
 
 
 def main() -> None:

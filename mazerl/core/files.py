@@ -1,4 +1,5 @@
-"""Files that several jobs share: atomic JSON, pickled caches, inter-process locks, hashes."""
+"""Files that several jobs share: atomic JSON, pickled caches, inter-process locks, hashes,
+a finished run's `metrics.json`."""
 
 import contextlib
 import hashlib
@@ -174,3 +175,21 @@ def write_json_atomic(obj, path: Path) -> None:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def read_metrics(path: Path) -> tuple[dict | None, str]:
+    """A finished run's `metrics.json`: `(metrics, "")`, or `(None, why it is unusable)` when
+    it cannot be read, is not JSON or has no numeric `final` metrics."""
+    try:
+        metrics = json.loads(Path(path).read_text())
+    except OSError as e:
+        return None, f"unreadable metrics.json ({e.strerror})"
+    except ValueError as e:  # JSONDecodeError, UnicodeDecodeError
+        return None, f"unreadable metrics.json ({e.__class__.__name__}: {e})"
+    final = metrics.get("final") if isinstance(metrics, dict) else None
+    numbers = isinstance(final, dict) and all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in final.values()
+    )
+    if not numbers:
+        return None, "unreadable metrics.json (no numeric 'final' metrics)"
+    return metrics, ""

@@ -15,6 +15,7 @@ import importlib
 import importlib.util
 import inspect
 import pkgutil
+import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -28,9 +29,14 @@ T = TypeVar("T")
 def _source_parts(path: Path, mtime: float) -> tuple[tuple[str, str], ...]:
     """`(decorator, name)` of every `@decorator("name", ...)` in the Python file `path` (its
     `mtime` keys the cache): the dotted decorator as written (`estimator`,
-    `POLICIES.register`) and its first argument, a string."""
+    `POLICIES.register`) and its first argument, a string; a file that does not parse is a
+    `ConfigError` naming `path:line:col`."""
+    try:
+        tree = ast.parse(path.read_bytes(), str(path))
+    except SyntaxError as e:  # a part module being written: one line naming the place
+        raise ConfigError(f"{path}:{e.lineno}:{e.offset}: {e.msg}") from None
     found = []
-    for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+    for node in ast.walk(tree):
         if not isinstance(node, ast.FunctionDef | ast.ClassDef):
             continue
         for dec in node.decorator_list:
@@ -61,6 +67,11 @@ def part_modules(package: str, marks: Iterable[str]) -> dict[str, list[str]]:
     return found
 
 
+def _where(obj) -> str:
+    """The module that defines `obj` (a registered function or class), or its type's."""
+    return getattr(obj, "__module__", None) or type(obj).__module__
+
+
 class Registry(Generic[T]):
     """A dict of named components of one kind (generators, objectives, policies, ...).
 
@@ -79,12 +90,23 @@ class Registry(Generic[T]):
         self._loaded = package is None
 
     def load(self) -> None:
-        """Import every part module of the package (once), registering its parts."""
+        """Import every part module of the package (once), registering its parts; a module
+        that fails to import is a `ConfigError` naming it and the line that raised."""
         if self._loaded:
             return
         self._loaded = True  # first: a part module's own lookups do not import it again
         for module in part_modules(self.package, self.marks):  # type: ignore[arg-type]
-            importlib.import_module(module)
+            try:
+                importlib.import_module(module)
+            except ConfigError:
+                raise
+            except Exception as e:  # the part's own code: one line naming where it failed
+                where = traceback.extract_tb(e.__traceback__)[-1]
+                first = (str(e).splitlines() or [""])[0]
+                raise ConfigError(
+                    f"{self.kind} module {module} failed to import ({where.filename}:"
+                    f"{where.lineno}): {type(e).__name__}: {first}"
+                ) from None
 
     def known(self) -> list[str]:
         """The names registered so far and those the package's part modules declare, sorted,
@@ -95,7 +117,10 @@ class Registry(Generic[T]):
     def register(self, name: str) -> Callable[[T], T]:
         def add(obj: T) -> T:
             if name in self._entries:
-                raise ValueError(f"{self.kind} {name!r} is already registered")
+                raise ConfigError(
+                    f"{self.kind} {name!r} is registered twice: in {_where(self._entries[name])} "
+                    f"and in {_where(obj)} (give the copy a name of its own)"
+                )
             self._entries[name] = obj
             return obj
 

@@ -1,11 +1,12 @@
 """The TensorBoard side of a run: which section each metric's chart sits in, the
 custom-scalars layout (headline charts first) and the HParams entry.
 
-Metric keys (`metrics.json`, `eval/*.json`) are `eval/<set>/<metric>`; their TensorBoard tags
-are the same except for two families moved to sections of their own, after `eval/`:
-standard errors (`eval_se/<set>/pass@k_se`) and differences to the base model
-(`eval_vs_base/<set>/delta_<metric>`). `eval_base/<set>/pass@k` repeats the base model's
-headline values at every evaluation step, so a chart can hold both as lines.
+Metric keys (`metrics.json`, `eval/*.json`) are `eval/<set>/<metric>` (`Metric.name`); their
+TensorBoard tags (`Metric.tag`) are the same except for two families moved to sections of
+their own, after `eval/`: standard errors (`eval_se/<set>/pass@k_se`) and differences to the
+base model (`eval_vs_base/<set>/delta_<metric>`). `eval_base/<set>/pass@k`
+(`Metric.base_tag`) repeats the base model's headline values at every evaluation step, so a
+chart can hold both as lines.
 """
 
 import re
@@ -15,19 +16,9 @@ from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
 from torch.utils.tensorboard import SummaryWriter
 from torch.utils.tensorboard.summary import hparams as hparams_summary
 
+from mazerl.eval.metric_names import Metric
+
 HEADLINE_KS = (1, 8, 64, 256)  # the pass@k curve's points in the headline charts
-
-
-def tb_tag(key: str) -> str:
-    """TensorBoard tag of a metric key (see the module docstring)."""
-    section, rest = key.split("/", 1) if "/" in key else ("", key)
-    if section != "eval":
-        return key
-    if key.endswith("_se"):
-        return f"eval_se/{rest}"
-    if match := re.fullmatch(r"([^/]+)/delta_(.+)_vs_base", rest):
-        return f"eval_vs_base/{match[1]}/delta_{match[2]}"
-    return key
 
 
 def headline_ks(n: int) -> list[int]:
@@ -56,18 +47,20 @@ def train_layout(sets: list[str], n: int, exact_ks, routes: bool = False) -> dic
     top = [k for k in (1, max(exact, default=1)) if k in exact]  # exact pass@1 and pass@n
     s_any = _any(sets)
 
-    def chart(s: str, metric: str) -> list:
-        return _multiline(rf"^eval/{re.escape(s)}/{re.escape(metric)}$")
+    def chart(metric: Metric) -> list:
+        return _multiline(rf"^{re.escape(metric.tag)}$")
 
-    headline = {f"{s}: exact pass@{k}": chart(s, f"exact_pass@{k}") for s in sets for k in top}
+    headline = {
+        f"{s}: exact pass@{k}": chart(Metric("exact_pass", s, k)) for s in sets for k in top
+    }
     headline |= {
         "train: reward": _multiline(r"^train/reward_mean$"),
         "train: fraction of zero-advantage groups": _multiline(r"^train/frac_zero_adv_groups$"),
         "train: mean focal weight": _multiline(r"^train/focal_weight_mean$"),
     }
-    below = {f"{s}: pass@{k} (sampled)": chart(s, f"pass@{k}") for s in sets for k in ks}
+    below = {f"{s}: pass@{k} (sampled)": chart(Metric("pass", s, k)) for s in sets for k in ks}
     below |= {
-        f"{s}: exact pass@{k}": chart(s, f"exact_pass@{k}")
+        f"{s}: exact pass@{k}": chart(Metric("exact_pass", s, k))
         for s in sets
         for k in exact
         if k not in top
@@ -120,7 +113,7 @@ def hparams_metrics(sets: list[str], n: int, exact_ks) -> list[str]:
     tags = []
     for s in sets:
         for k in sorted({1, n}):
-            tags.append(f"eval/{s}/{'exact_' if k in exact_ks else ''}pass@{k}")
+            tags.append(Metric("exact_pass" if k in exact_ks else "pass", s, k).tag)
     return [*tags, "train/reward_mean"]
 
 

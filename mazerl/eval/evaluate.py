@@ -25,6 +25,7 @@ from mazerl.core.streams import STREAM_EVAL
 from mazerl.envs.maze import EVENTS, Maze
 from mazerl.envs.render import render_behaviour
 from mazerl.envs.spec import MazeSpec, eval_set_spec
+from mazerl.eval.metric_names import Metric
 from mazerl.eval.metrics import METRICS
 from mazerl.eval.passk import default_ks, exact_pass_at_k, pass_at_k, standard_error
 from mazerl.policy.base import SequencePolicy
@@ -168,10 +169,11 @@ def sampled_metrics(correct: np.ndarray, n: int, ks) -> dict[str, float]:
     out: dict = {}
     for k in [k for k in (ks or default_ks(n)) if k <= n]:
         per_maze = pass_at_k(np.full(len(correct), n), correct, k)
-        out[f"pass@{k}"] = float(per_maze.mean())
-        out[f"pass@{k}_se"] = standard_error(per_maze)
+        metric = Metric("pass", k=k)
+        out[metric.key] = float(per_maze.mean())
+        out[metric.se().key] = standard_error(per_maze)
     for name in METRICS.names():
-        out[name] = float(METRICS.get(name)(correct, n))
+        out[Metric(name).key] = float(METRICS.get(name)(correct, n))
     return out
 
 
@@ -313,8 +315,9 @@ def evaluate_set(
         p_exact = mass.sum(-1).clip(max=1.0)
         for k in exact_ks:
             per_maze = exact_pass_at_k(p_exact, k)
-            out[f"exact_pass@{k}"] = float(per_maze.mean())
-            out[f"exact_pass@{k}_se"] = standard_error(per_maze)
+            metric = Metric("exact_pass", k=k)
+            out[metric.key] = float(per_maze.mean())
+            out[metric.se().key] = standard_error(per_maze)
         per["exact_p"] = p_exact.tolist()
         if mass.shape[1] > 1:
             per["route_mass"] = mass.tolist()

@@ -6,7 +6,8 @@ from the exact success probabilities, `pass` from samples), `eval/<set>/<family>
 without k: `success_rate`, `coverage`, ...), the standard error of each as `<name>_se`, the
 change against the base model as `eval/<set>/delta_<family>@<k>_vs_base`, and on braid mazes
 `routes/<set>/<family>`; the categorical simulation writes `<family>` alone. `Metric.parse`
-is the one place that reads such a name; `Metric.name` writes it back.
+is the one place that reads such a name; a `Metric` writes it: `key` within an evaluation
+set's result, `name` in `metrics.json`, `tag` and `base_tag` in TensorBoard.
 
 `FAMILIES` declares each family: exact or sampled, which k a summary's tables show, whether
 they show it at all. A family it does not declare is shown with every k written, so a new
@@ -128,6 +129,24 @@ class Metric:
                    m["source"] or "", stat)  # fmt: skip
 
     @classmethod
+    def on_set(cls, key: str, set: str, source: str = "eval") -> "Metric":
+        """The metric an evaluation set's own key names on that set.
+
+        Args:
+            key: the name within the set, as `evaluate_set` writes it (`pass@1_se`,
+                `exact_pass@256`, `delta_pass@1_vs_base`, `rare_mass`).
+            set: the evaluation set's name.
+            source: `eval`, or `routes` for a route metric.
+
+        Returns:
+            The metric, its `name` `<source>/<set>/<key>`.
+
+        Raises:
+            ValueError: `key` is not a metric name.
+        """
+        return replace(cls.of(key), set=set, source=source)
+
+    @classmethod
     def of(cls, metric: "Metric | str") -> "Metric":
         """A metric from itself or its name.
 
@@ -164,6 +183,30 @@ class Metric:
             short = f"delta_{short}_vs_base"
         return f"{self.source}/{self.set}/{short}" if self.source else short
 
+    @property
+    def key(self) -> str:
+        """The name within its set, as an evaluation set's result holds it: `pass@1_se`,
+        `delta_pass@1_vs_base` (the `name` without `<source>/<set>/`)."""
+        return replace(self, source="").name
+
+    @property
+    def tag(self) -> str:
+        """Its TensorBoard tag: the `name`, except two statistics of `eval/` metrics in
+        sections of their own after `eval/`: a standard error under `eval_se/`
+        (`eval_se/id/pass@8_se`), a change from the base model under `eval_vs_base/`
+        (`eval_vs_base/id/delta_pass@8`)."""
+        if self.source == "eval" and self.stat == "se":
+            return f"eval_se/{self.set}/{self.key}"
+        if self.source == "eval" and self.stat == "delta_vs_base":
+            return f"eval_vs_base/{self.set}/delta_{self.short}"
+        return self.name
+
+    @property
+    def base_tag(self) -> str:
+        """The TensorBoard tag of the base model's value repeated as a reference line at every
+        evaluation step: `eval_base/id/pass@1`."""
+        return f"eval_base/{self.set}/{self.key}"
+
     def __str__(self) -> str:
         return self.name
 
@@ -185,6 +228,14 @@ class Metric:
     def value(self) -> "Metric":
         """The metric itself, whatever statistic of it this names."""
         return replace(self, stat="")
+
+    def se(self) -> "Metric":
+        """Its standard error.
+
+        Returns:
+            The same metric with `stat` `se`.
+        """
+        return replace(self, stat="se")
 
     def delta(self) -> "Metric":
         """Its change from the base model.

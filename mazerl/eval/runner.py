@@ -2,7 +2,6 @@
 
 import copy
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,8 +13,8 @@ from mazerl.core.files import cached_pickle, config_hash, locked, write_json_ato
 from mazerl.core.streams import STREAM_EVAL_SAMPLING, torch_generator
 from mazerl.envs.spec import MazeConfig, MazeSpec, base_spec
 from mazerl.eval.config import EvalConfig
-from mazerl.eval.dashboard import tb_tag
 from mazerl.eval.evaluate import EvalSet, build_sets, evaluate_set, excluded_keys, scalars
+from mazerl.eval.metric_names import Metric
 from mazerl.eval.routes import eval_route_metrics
 
 
@@ -102,45 +101,60 @@ def strip_images(results: dict) -> dict:
     return {s: {k: v for k, v in m.items() if k != "images"} for s, m in results.items()}
 
 
-def base_lines(base_metrics: dict) -> list[str]:
-    """The base model's pass@1 and pass@(largest k): repeated at every evaluation step."""
-    ks = sorted(int(k[5:]) for k in scalars(base_metrics) if re.fullmatch(r"pass@\d+", k))
-    return [f"pass@{k}" for k in sorted({ks[0], ks[-1]})] if ks else []
+def set_values(metrics: dict, set_name: str) -> dict[Metric, float]:
+    """The scalars of one set's evaluation (`evaluate_set`'s result, or the same read back
+    from JSON), keyed by the metric each names on that set.
+
+    Args:
+        metrics: the set's result: per-set keys (`pass@1`, `exact_pass@8_se`, ...) -> values.
+        set_name: the set's name.
+
+    Returns:
+        `{Metric: value}` of its scalar entries.
+    """
+    return {Metric.on_set(k, set_name): v for k, v in scalars(metrics).items()}
+
+
+def base_lines(base: dict[Metric, float]) -> list[Metric]:
+    """Of a set's base-model values, its sampled pass@1 and pass@(largest k): repeated at
+    every evaluation step as reference lines (`Metric.base_tag`)."""
+    passk = sorted((m for m in base if m.family == "pass" and m.stat == ""), key=lambda m: m.k)
+    return list(dict.fromkeys([passk[0], passk[-1]])) if passk else []
 
 
 def log_eval(
     writer: SummaryWriter, results: dict, base: dict, step: int, images: int
 ) -> dict[str, float]:
-    """Write the `eval/<set>/<metric>` and `eval/<set>/delta_<metric>_vs_base` scalars under
-    their TensorBoard tags (`dashboard.tb_tag`), the base model's `base_lines` as
-    `eval_base/<set>/pass@k` reference lines, and the behaviour images; returns the scalars
-    under their metric keys."""
-    flat = {}
+    """Write every set's metrics (`set_values`) and their changes from the base model (the
+    pass@k values, `Metric.delta`) under their TensorBoard tags (`Metric.tag`), the base
+    model's `base_lines`, and the behaviour images; returns the scalars under their names
+    (`Metric.name`: `metrics.json`'s keys)."""
+    values: dict[Metric, float] = {}
     for name, metrics in results.items():
-        for k, v in scalars(metrics).items():
-            flat[f"eval/{name}/{k}"] = v
-            is_pass = k.startswith(("pass@", "exact_pass@")) and not k.endswith("_se")
-            if is_pass and k in base.get(name, {}):
-                flat[f"eval/{name}/delta_{k}_vs_base"] = v - base[name][k]
-        for k in base_lines(base.get(name, {})):
-            writer.add_scalar(f"eval_base/{name}/{k}", base[name][k], step)
+        then = set_values(base.get(name, {}), name)
+        for metric, v in set_values(metrics, name).items():
+            values[metric] = v
+            if metric.declared.passk and metric.stat == "" and metric in then:
+                values[metric.delta()] = v - then[metric]
+        for metric in base_lines(then):
+            writer.add_scalar(metric.base_tag, then[metric], step)
         if "per_maze" in metrics and "per_maze" in base.get(name, {}):
-            now, then = metrics["per_maze"], base[name]["per_maze"]
-            split = difficulty_split(now, then)
-            flat.update({f"eval/{name}/{k}": v for k, v in split.items()})
-            if "route_mass" in now and "route_mass" in then:
+            now, before = metrics["per_maze"], base[name]["per_maze"]
+            split = difficulty_split(now, before)
+            values |= {Metric.on_set(k, name): v for k, v in split.items()}
+            if "route_mass" in now and "route_mass" in before:
                 route = eval_route_metrics(
                     np.array(now["route_mass"]),
-                    np.array(then["route_mass"]),
+                    np.array(before["route_mass"]),
                     np.array(now["route_valid"]),
                     (np.array(now["route_counts"]) > 0).sum(1),
                 )
-                flat.update({f"routes/{name}/{k}": v for k, v in route.items()})
+                values |= {Metric.on_set(k, name, "routes"): v for k, v in route.items()}
         for j, img in enumerate(metrics.get("images", [])[:images]):
             writer.add_image(f"images/{name}/{j}", img, step, dataformats="HWC")
-    for k, v in flat.items():
-        writer.add_scalar(tb_tag(k), v, step)
-    return flat
+    for metric, v in values.items():
+        writer.add_scalar(metric.tag, v, step)
+    return {metric.name: v for metric, v in values.items()}
 
 
 @dataclass
@@ -151,7 +165,7 @@ class BaseEvaluation:
     results: dict
 
     def scalars(self) -> dict[str, float]:
-        return {f"eval/{s}/{k}": v for s, m in self.results.items() for k, v in scalars(m).items()}
+        return {m.name: v for s, r in self.results.items() for m, v in set_values(r, s).items()}
 
     @classmethod
     def load_or_run(

@@ -39,6 +39,7 @@ from mazerl.core.files import write_json_atomic
 from mazerl.core.provenance import code_identity
 from mazerl.envs.maze import Maze
 from mazerl.eval.evaluate import EvalSet, mazes_hash, sampled_metrics
+from mazerl.eval.metric_names import Metric
 from mazerl.eval.passk import exact_pass_at_k, standard_error
 from mazerl.llm.text import answer_prefix
 from mazerl.llm.verifier import judge
@@ -284,15 +285,17 @@ def evaluate_set(
     out = sampled_metrics(correct, n, ks)
     out["mazes"] = {"sampled": len(sampled), "exact": 0 if allow_revisits else len(mazes)}
     out["max_new_tokens"] = limit
-    out["noncanonical_success_rate"] = float((noncanonical / n).mean())
-    out["noncanonical_success_rate_se"] = standard_error(noncanonical / n)
+    gap = Metric("noncanonical_success_rate")
+    out[gap.key] = float((noncanonical / n).mean())
+    out[gap.se().key] = standard_error(noncanonical / n)
     per: dict = {"successes": correct.tolist(), "n": n, "exact_p": None}
     per["mazes_hash"] = mazes_hash(mazes)
     if not allow_revisits:
         for k in exact_ks:
             per_maze = exact_pass_at_k(p, k)
-            out[f"exact_pass@{k}"] = float(per_maze.mean())
-            out[f"exact_pass@{k}_se"] = standard_error(per_maze)
+            metric = Metric("exact_pass", k=k)
+            out[metric.key] = float(per_maze.mean())
+            out[metric.se().key] = standard_error(per_maze)
         per["exact_p"] = p.tolist()
     out["per_maze"] = per
     return out
@@ -305,7 +308,7 @@ def write_run(out: Path, results: dict[str, dict], about: dict, overrides: list[
     `eval/step_0000000.json` (per-maze values) and `.hydra/overrides.yaml` (the `key=value`
     items that name this run in a summary's groups, e.g. `model=base`)."""
     final = {
-        f"eval/{name}/{k}": v
+        Metric.on_set(k, name).name: v
         for name, metrics in results.items()
         for k, v in metrics.items()
         if isinstance(v, float)

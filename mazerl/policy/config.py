@@ -86,13 +86,16 @@ class TransformerConfig(PolicyConfig):
 
 
 def policy_config(name: str) -> type[PolicyConfig]:
-    """The config class of the policy `name`: the subclass of `PolicyConfig` that sets its
-    `name` to it (`policy_name("NAME")`). A name none of the classes defined so far has loads
-    the policy modules (`POLICIES`, with torch: a config class beside its model) and looks
-    again; `PolicyConfig` itself for a name no policy has (its `name` rule then refuses it)."""
-    if name not in _config_classes() and name in POLICIES.known():
-        POLICIES.load()
-    return _config_classes().get(name, PolicyConfig)
+    """The config class of the policy `name`: its policy class's `config_class`. The config
+    classes defined so far that set their `name` to it (`policy_name("NAME")`) answer without
+    loading a policy module; any other registered name loads them (`POLICIES`, with torch)
+    and reads its class's `config_class` (a copied policy may share another's config class);
+    `PolicyConfig` itself for a name no policy has (its `name` rule then refuses it)."""
+    if name in _config_classes():
+        return _config_classes()[name]
+    if name in POLICIES.known():
+        return POLICIES.get(name).config_class
+    return PolicyConfig
 
 
 def defined_policies() -> list[str]:

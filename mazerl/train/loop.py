@@ -29,7 +29,7 @@ from mazerl.core.cache import cache_root
 from mazerl.core.config import to_container
 from mazerl.core.device import cpu_info, select_device, setup
 from mazerl.core.errors import UserError
-from mazerl.core.files import LockHeld, locked, write_json_atomic
+from mazerl.core.files import LockHeld, locked, read_metrics, write_json_atomic
 from mazerl.core.provenance import code_identity
 from mazerl.envs.spec import MazeSpec
 from mazerl.eval.dashboard import (
@@ -58,7 +58,7 @@ from mazerl.train.progress import (
     logger,
     progress_mode,
 )
-from mazerl.train.run_state import RunState, finite, read_metrics, start_fork
+from mazerl.train.run_state import RunState, finite, start_fork
 from mazerl.train.scalar_log import FILE as SCALARS_FILE
 from mazerl.train.scalar_log import ScalarLog
 from mazerl.train.schedule import iterations_for

@@ -1,7 +1,6 @@
 """What a run must keep to resume bit-identically: the policy, optimizer, scheduler, counters
 and random states, saved as `checkpoints/ckpt_<iteration>.pt` in the run dir."""
 
-import json
 import random
 import shutil
 import time
@@ -60,24 +59,6 @@ ADDED = {
         "entropy_coef": 0.0,
     },
 }
-
-
-def read_metrics(path: Path) -> tuple[dict | None, str]:
-    """A finished run's `metrics.json`: `(metrics, "")`, or `(None, why it is unusable)` when
-    it cannot be read, is not JSON or has no numeric `final` metrics."""
-    try:
-        metrics = json.loads(Path(path).read_text())
-    except OSError as e:
-        return None, f"unreadable metrics.json ({e.strerror})"
-    except ValueError as e:  # JSONDecodeError, UnicodeDecodeError
-        return None, f"unreadable metrics.json ({e.__class__.__name__}: {e})"
-    final = metrics.get("final") if isinstance(metrics, dict) else None
-    numbers = isinstance(final, dict) and all(
-        isinstance(v, int | float) and not isinstance(v, bool) for v in final.values()
-    )
-    if not numbers:
-        return None, "unreadable metrics.json (no numeric 'final' metrics)"
-    return metrics, ""
 
 
 def finite(state: dict) -> bool:
