@@ -13,10 +13,10 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from mazerl.apps.launch import launch
-from mazerl.core.cli import exit_on_user_error, no_run_dir_on_user_error
+from mazerl.core.cli import hydra_task
 
 
-@exit_on_user_error
+@hydra_task
 def run(cfg: DictConfig) -> float:
     """One training run in Hydra's run dir; returns the final ID pass@1 (a sweeper's
     objective). The config is checked first; the loop (torch) is imported after, so a mistake
@@ -29,13 +29,12 @@ def run(cfg: DictConfig) -> float:
 
     hydra = HydraConfig.get()
     out = Path(hydra.runtime.output_dir)
-    with no_run_dir_on_user_error(out):
-        load_plugins()  # again: a launcher may run this job in a fresh process
-        validate(cfg)
-        from mazerl.train.loop import train
-        from mazerl.train.progress import logger, where_to_look
+    load_plugins()  # again: a launcher may run this job in a fresh process
+    validate(cfg)
+    from mazerl.train.loop import train
+    from mazerl.train.progress import logger, where_to_look
 
-        final = train(cfg, out)
+    final = train(cfg, out)
     # the last lines: where the run is and how to look at it (a sweep's job: the whole sweep)
     for line in where_to_look(out, out if hydra.mode == RunMode.RUN else Path(hydra.sweep.dir)):
         logger.info(line)
