@@ -15,7 +15,9 @@ mean). A `study.yaml` in SWEEP_DIR adds the study's own: `claims:` its claims fi
 (`claims.md`, `claims.csv`, the verdicts by one rule), `sections:` its summary sections
 (`mazerl.analysis.study`). `--at-step STEP` reads
 every run as it stood at its evaluation at STEP (a longer run counts as ended there). The
-markdown is also printed. The work is `mazerl.analysis`, which a notebook can import directly.
+markdown is also printed, then the jobs of each sweep's last launch (its `multirun.yaml`) with
+no finished run: failed, running or never started, each with its log. The work is
+`mazerl.analysis`, which a notebook can import directly.
 """
 
 from pathlib import Path
@@ -35,12 +37,20 @@ def main(argv: list[str] | None = None) -> None:
         help="read every run as it stood at its evaluation at STEP (longer runs end there)",
     )
     args = ap.parse_args(argv)
-    from mazerl.analysis.folders import check_folders
+    from mazerl.analysis.folders import check_folders, launched_jobs, unfinished_jobs
 
     check_folders(tuple(args.sweep_dir), args.out, args.at_step)  # before the heavy imports
     from mazerl.analysis import summarize  # pandas, scipy, matplotlib
 
     print(summarize(*args.sweep_dir, out=args.out, step=args.at_step), end="")
+    for folder in args.sweep_dir:
+        if lines := unfinished_jobs(folder):
+            launched = len(launched_jobs(folder))
+            print(
+                f"\nJobs of {folder}'s last launch with no finished run ({len(lines)} of "
+                f"{launched}; their logs):"
+            )
+            print("\n".join(lines))
 
 
 if __name__ == "__main__":
