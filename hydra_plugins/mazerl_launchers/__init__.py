@@ -5,7 +5,9 @@ plugins finds nothing missing without it."""
 
 from importlib.util import find_spec
 
-if find_spec("ray") and find_spec("submitit"):
+EXTRA = ("ray", "hydra_plugins.hydra_ray_launcher", "hydra_plugins.hydra_submitit_launcher")
+
+if all(find_spec(name) for name in EXTRA):
     from mazerl.apps import launchers
 
     class RayLauncher(launchers.RayLauncher):
