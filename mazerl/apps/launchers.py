@@ -21,6 +21,7 @@ names these classes, and the YAML files of `conf/hydra/launcher/` point at it.
 
 import logging
 import os
+import re
 import socket
 from collections.abc import Sequence
 from pathlib import Path
@@ -193,9 +194,17 @@ class _SubmititJobs:
         os.environ.update(job_env())  # a local job inherits it, sbatch exports it
         try:
             return super().launch(job_overrides, initial_job_idx)
-        except UncompletedJobError as e:
-            lines = str(e).strip().splitlines()
-            raise JobFailed(f"a job did not finish: {lines[0]}; last line: {lines[-1]}") from None
+        except UncompletedJobError as e:  # its message: "Job ID (task: T) with path RESULT ..."
+            found = re.search(r"Job (\S+) \(task: (\d+)\) with path (\S+)", str(e))
+            state = re.search(r"\(state: ([^)]*)\)", str(e))
+            if found is None:
+                raise
+            job, task, result = found.groups()
+            logs = Path(result).parent / f"{job}_{task}_log"
+            raise JobFailed(
+                f"submitit job {job} did not finish (state: {state[1] if state else '?'}); its "
+                f"output: {logs}.out and .err"
+            ) from None
 
 
 class SubmititLocalLauncher(_SubmititJobs, PluginLocalLauncher):
