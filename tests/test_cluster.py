@@ -192,3 +192,29 @@ def test_unfinished_jobs_names_failed_and_unstarted_jobs(tmp_path):
         f"- seed=1 focal.gamma=0: {tmp_path / 'failed' / 'train.log'}: [ERROR] error: bad",
         "- seed=1 focal.gamma=0.5: not started (no folder)",
     ]
+
+
+def test_resources_no_node_has_are_named_before_any_job_waits():
+    from mazerl.apps.launchers import check_resources
+    from mazerl.core.errors import UserError
+
+    nodes = [{"CPU": 4.0, "memory": 8e9}, {"CPU": 2.0, "GPU": 1.0}]
+    check_resources({"num_cpus": 2, "num_gpus": 1}, nodes)  # the second node has both
+    check_resources({"max_calls": 1}, nodes)  # a task asks for 1 CPU
+    none = "no node of the Ray cluster has that much"
+    cases = [  # (what a job asks for, the nodes, the message)
+        ({"num_cpus": 8}, nodes, f"num_cpus=8: {none} CPU (the largest has 4)"),
+        ({"resources": {"tpu": 1}}, nodes, f"resources.tpu=1: {none} tpu (the largest has 0)"),
+        ({"max_calls": 1}, [], f"num_cpus=1: {none} CPU (the largest has 0)"),
+        # 4 CPUs on the first node, the GPU on the second: each exists, never together
+        (
+            {"num_cpus": 4, "num_gpus": 1},
+            nodes,
+            "hydra.launcher.ray.remote: no node of the Ray cluster has all of "
+            "{'num_cpus': 4, 'num_gpus': 1} at once",
+        ),
+    ]
+    for remote, offered, message in cases:
+        with pytest.raises(UserError) as e:
+            check_resources(remote, offered)
+        assert message in str(e.value)
