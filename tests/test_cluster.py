@@ -4,6 +4,7 @@ executor (`hydra/launcher=submitit_local`), each with a good and a bad job."""
 
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -27,7 +28,7 @@ pytest.importorskip("submitit", reason="the cluster extra is not installed")
 # two jobs: `bogus` is no registered generator (a user error inside the job), `prim` trains
 # (`threads` left at its default: a job runs one thread per CPU its launcher reserves)
 SWEEP = [*(o for o in FAST if not o.startswith("threads=")), "train.group_size=4", "focal.gamma=0"]
-SWEEP += ["train.iterations=2"]
+SWEEP += ["train.iterations=2", "base.steps=40"]
 BAD_GOOD = "maze.generator=bogus,prim"
 
 
@@ -53,13 +54,15 @@ def stop_group(pgid: int) -> None:
 @pytest.fixture(scope="module")
 def ray_head():
     """A one-CPU Ray cluster started for these tests, in a folder of its own (its workers run
-    there, with its environment: this checkout on PYTHONPATH, no MAZERL_CACHE), stopped by
-    its process group (`ray start`'s, which its processes keep). Yields its address and
-    folder."""
+    there, with its environment: this checkout on PYTHONPATH, no MAZERL_CACHE), with token
+    authentication, stopped by its process group (`ray start`'s, which its processes keep).
+    Yields its address, its folder and its token."""
     port, where = free_port(), Path(tempfile.mkdtemp(prefix="ray_head_"))
     ray = shutil.which("ray", path=str(Path(sys.executable).parent))
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONWARNINGS": "ignore"}
     env.pop("MAZERL_CACHE", None)
+    # token authentication (Ray 2.60's default wherever a token exists), with a token of its own
+    env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32))
     with (where / "start.log").open("w") as log:  # a pipe would stay open: its processes hold it
         head = subprocess.Popen(
             [ray, "start", "--head", f"--port={port}", "--num-cpus=1", "--disable-usage-stats",
@@ -68,7 +71,7 @@ def ray_head():
         )  # fmt: skip
     try:
         assert head.wait(timeout=120) == 0, (where / "start.log").read_text()[-2000:]
-        yield f"127.0.0.1:{port}", where
+        yield f"127.0.0.1:{port}", where, env["RAY_AUTH_TOKEN"]
     finally:
         stop_group(head.pid)
         shutil.rmtree(where, ignore_errors=True)
@@ -97,12 +100,12 @@ def check_bad_and_good(sweep: Path, runs: list) -> Path:
         assert errors[0].endswith("got 'bogus'") and "Traceback" not in out.stderr
         lines.add(errors[0])
     (line,) = lines  # the job's own line, the same at each launch
-    good = sweep / "N4_g0_generatorprim_iterations2"
+    good = sweep / "N4_g0_steps40_generatorprim_iterations2"
     metrics = json.loads((good / "metrics.json").read_text())
     assert metrics["iterations"] == 2 and "eval/id/pass@1" in metrics["final"]
     assert "already finished (metrics.json exists); skipping" in (good / "train.log").read_text()
     # the bad job ran once per launch: its log holds its line twice, nothing else trained
-    bad = sweep / "N4_g0_generatorbogus_iterations2"
+    bad = sweep / "N4_g0_steps40_generatorbogus_iterations2"
     assert (bad / "train.log").read_text().count(line) == 2
     assert not (bad / "checkpoints").exists()
     summary = run_app("mazerl.apps.summarize", str(sweep), cwd=sweep.parent)
@@ -115,13 +118,13 @@ def check_bad_and_good(sweep: Path, runs: list) -> Path:
 
 
 def test_a_sweep_on_a_running_ray_cluster(tmp_path, base_cache, ray_head):
-    address, head_dir = ray_head
-    sweep, runs = sweep_twice(
-        tmp_path, base_cache, ["hydra/launcher=ray_cluster"], {"RAY_ADDRESS": address}
-    )
+    address, head_dir, token = ray_head
+    # the driver's token found, RAY_AUTH_MODE unset: the launcher turns token mode on
+    env = {"RAY_ADDRESS": address, "RAY_AUTH_TOKEN": token}
+    sweep, runs = sweep_twice(tmp_path, base_cache, ["hydra/launcher=ray_cluster"], env)
     assert sorted(p.name for p in sweep.iterdir() if p.is_dir()) == [
-        "N4_g0_generatorbogus_iterations2",
-        "N4_g0_generatorprim_iterations2",
+        "N4_g0_steps40_generatorbogus_iterations2",
+        "N4_g0_steps40_generatorprim_iterations2",
     ]
     good = check_bad_and_good(sweep, runs)
     assert json.loads((good / "metrics.json").read_text())["threads"] == 1  # num_cpus: 1
@@ -130,9 +133,15 @@ def test_a_sweep_on_a_running_ray_cluster(tmp_path, base_cache, ray_head):
 
 
 def test_ray_mistakes_end_in_one_line_within_seconds(tmp_path, ray_head):
-    address, _ = ray_head
+    address, _, token = ray_head
     closed = f"127.0.0.1:{free_port()}"
     cases = [  # (environment, overrides, the line's start)
+        (
+            {"RAY_ADDRESS": address, "RAY_AUTH_TOKEN": "0" * 64},
+            [],
+            f"error: hydra.launcher.ray.init.address={address} (from RAY_ADDRESS): the cluster "
+            "refused the connection: it uses token authentication",
+        ),
         (
             {"RAY_ADDRESS": closed},
             [],
@@ -140,7 +149,7 @@ def test_ray_mistakes_end_in_one_line_within_seconds(tmp_path, ray_head):
             "answers there within 10 s",
         ),
         (
-            {"RAY_ADDRESS": address},
+            {"RAY_ADDRESS": address, "RAY_AUTH_TOKEN": token},
             ["hydra.launcher.ray.remote.num_cpus=2"],
             "error: hydra.launcher.ray.remote.num_cpus=2: no node of the Ray cluster has that "
             "much CPU (the largest has 1)",
@@ -154,7 +163,7 @@ def test_ray_mistakes_end_in_one_line_within_seconds(tmp_path, ray_head):
         assert out.returncode == 2, out.stderr[-3000:]
         errors = [ln for ln in out.stderr.splitlines() if ln.startswith("error:")]
         assert len(errors) == 1 and errors[0].startswith(line), out.stderr[-3000:]
-        assert not (tmp_path / "s" / "N4_g0_iterations2_s0").exists()
+        assert not [p for p in (tmp_path / "s").glob("*") if p.is_dir()]  # no job started
 
 
 def test_a_sweep_through_submitit(tmp_path, base_cache):

@@ -71,7 +71,8 @@ def connect_ray(init: dict) -> None:
     """`ray.init(**init)` with mistakes as `UserError`s naming the setting: an address where
     nothing answers within `CONNECT_TIMEOUT_S` seconds, no cluster to join (`auto`), a refused
     connection (token authentication: `RAY_AUTH_MODE`, `RAY_AUTH_TOKEN`), a setting Ray
-    rejects. `address: local` starts a Ray instance of its own."""
+    rejects. Joining a cluster, the driver turns on token authentication where a token is at
+    hand, as `ray start` does. `address: local` starts a Ray instance of its own."""
     import ray
 
     address = init.get("address")
@@ -88,10 +89,16 @@ def connect_ray(init: dict) -> None:
     if address and address != "local":  # Ray's own retries (about 20 s) end sooner, quietly
         os.environ.setdefault("RAY_gcs_server_port_wait_time_s", str(CONNECT_TIMEOUT_S))
         os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "error")
+        # `ray start`'s rule on the driver too: token authentication where a token is at hand
+        # (RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH, ~/.ray/auth_token) and RAY_AUTH_MODE is unset;
+        # a cluster without authentication accepts such a driver as well
+        from ray._private.authentication import authentication_token_setup as auth
+
+        auth.maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
     auth = (
-        "the cluster refused the connection: it uses token authentication, which needs "
-        "RAY_AUTH_MODE=token and the cluster's token (~/.ray/auth_token or RAY_AUTH_TOKEN) "
-        "on the driver"
+        "the cluster refused the connection: it uses token authentication, which needs its "
+        "token on the driver (~/.ray/auth_token, RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH) and "
+        "RAY_AUTH_MODE unset or token"
     )
     try:
         ray.init(**init)
