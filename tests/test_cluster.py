@@ -1,4 +1,4 @@
-"""Sweeps beyond one machine, as docs/guide/scale.md runs them: a real local Ray cluster
+"""Sweeps beyond one machine, as docs/guide/cluster.md runs them: a real local Ray cluster
 (`ray start --head`, one CPU) joined with `hydra/launcher=ray_cluster`, and submitit's local
 executor (`hydra/launcher=submitit_local`), each with a good and a bad job."""
 
