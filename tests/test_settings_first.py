@@ -4,8 +4,8 @@
 `--busy` for the figure with one core busy; timing is not a test). A bad key or value inside
 a preset or a config file of your own names the key and the file: `failed_file` reads the
 file from Hydra's exception, pinned here to the installed Hydra. A mistake leaves no folder
-behind: a single run's is found before Hydra makes one (`CheckSettings.on_run_start`), a
-sweep job's folder is removed again."""
+behind: a single run's is found before Hydra makes one (`CheckSettings.on_run_start`); a
+sweep job's folder stays as the record of why it stopped (`check_job`)."""
 
 import json
 import subprocess
@@ -99,12 +99,16 @@ def test_a_bad_key_or_value_in_a_config_file_names_the_file(tmp_path, path, text
 
 def test_a_mistake_leaves_no_folder(tmp_path):
     """A single run's mistake stops before Hydra makes the run folder; a sweep's job is checked
-    in its folder, which is removed again (the sweep folder keeps Hydra's multirun.yaml)."""
+    in its folder, which stays with the line in its log (the record `mazerl-summarize` lists):
+    the job fails, nothing retries it, and the driver repeats the line and exits 2."""
     out = run_app("mazerl.apps.train", "train.group_size=0", cwd=tmp_path)
     assert (out.returncode, out.stderr) == (2, "error: train.group_size must be >= 2, got 0\n")
     assert list(tmp_path.iterdir()) == []
     sweep = tmp_path / "sweep"
-    args = ("-m", "train.group_size=0,4", f"hydra.sweep.dir={sweep}", "hydra.sweep.subdir=job")
+    args = ("-m", "train.group_size=0", f"hydra.sweep.dir={sweep}", "hydra.sweep.subdir=job")
     out = run_app("mazerl.apps.train", *args, cwd=tmp_path)
-    assert (out.returncode, out.stderr) == (2, "error: train.group_size must be >= 2, got 0\n")
-    assert sorted(p.name for p in sweep.iterdir()) == ["multirun.yaml"]
+    line = "error: train.group_size must be >= 2, got 0"
+    assert out.returncode == 2 and [s for s in out.stderr.splitlines() if "error:" in s] == [line]
+    assert sorted(p.name for p in sweep.iterdir()) == ["job", "multirun.yaml"]
+    assert sorted(p.name for p in (sweep / "job").iterdir()) == [".hydra", "train.log"]
+    assert line in (sweep / "job" / "train.log").read_text()

@@ -3,6 +3,8 @@ calls `check_folders` before it imports pandas, scipy and matplotlib)."""
 
 from pathlib import Path
 
+import yaml
+
 from mazerl.core.errors import UserError
 
 
@@ -27,3 +29,57 @@ def check_folders(folders: tuple[Path, ...], out: Path | None, step: int | None)
         where = ", ".join(map(str, folders))
         raise UserError(f"no runs under {where} (looked for folders with a .hydra/ config)")
     return Path(out) if out is not None else folders[0]
+
+
+def launched_jobs(sweep: Path) -> list[list[str]]:
+    """The jobs of the sweep's last launch, each as its overrides (`key=value`), as Hydra's
+    sweeper expanded them from its `multirun.yaml` (the preset's `hydra.sweeper.params`, then
+    the command line's overrides); empty without a `multirun.yaml`."""
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    path = Path(sweep) / "multirun.yaml"
+    if not path.is_file():
+        return []
+    hydra = (yaml.safe_load(path.read_text()) or {}).get("hydra", {})
+    params = (hydra.get("sweeper") or {}).get("params") or {}
+    given = [f"{k}={v}" for k, v in params.items()] + list(hydra["overrides"]["task"])
+    overrides = OverridesParser.create().parse_overrides(given)
+    return [job for batch in BasicSweeper.split_arguments(overrides, None) for job in batch]
+
+
+def unfinished_jobs(sweep: Path) -> list[str]:
+    """One line per job of the sweep's last launch (`launched_jobs`) with no finished run
+    under `sweep` (no `metrics.json` in the folder whose `.hydra/overrides.yaml` holds its
+    overrides): failed, running or never started. Each names the job by its swept overrides
+    (those whose values differ between the jobs; all of them for a single job) and its log
+    (`log_line`), or says that the job has no folder."""
+    jobs = launched_jobs(sweep)
+    folders = {}
+    for run in run_dirs(sweep):
+        saved = run / ".hydra" / "overrides.yaml"
+        if saved.is_file():
+            folders[frozenset(yaml.safe_load(saved.read_text()) or [])] = run
+    values = {}  # key -> the values the jobs give it
+    for o in (o for job in jobs for o in job):
+        values.setdefault(o.partition("=")[0], set()).add(o)
+    lines = []
+    for job in jobs:
+        name = " ".join(o for o in job if len(values[o.partition("=")[0]]) > 1) or " ".join(job)
+        folder = folders.get(frozenset(job))
+        if folder is None:
+            lines.append(f"- {name}: not started (no folder)")
+        elif not (folder / "metrics.json").exists():
+            lines.append(f"- {name}: {log_line(folder)}")
+    return lines
+
+
+def log_line(folder: Path) -> str:
+    """A run folder's log (its `*.log`) and the log's last error line, else its last line:
+    `<path>: <line>`; `<folder> (no log)` without one."""
+    logs = sorted(Path(folder).glob("*.log"))
+    if not logs:
+        return f"{folder} (no log)"
+    lines = [line for line in logs[0].read_text().splitlines() if line.strip()]
+    errors = [line for line in lines if "][ERROR] " in line]
+    return f"{logs[0]}: {(errors or lines or ['(empty)'])[-1]}"

@@ -1,14 +1,14 @@
-"""Hydra callbacks of every app: `CheckSettings`, each run's config validated once, before
-its work starts (see `mazerl.apps.launch`). Imported by Hydra when it instantiates
-`hydra.callbacks`, so `--help` loads none of Hydra's callback machinery."""
+"""Each run's config validated once, before its work starts (see `mazerl.apps.launch`): a
+single run's by the Hydra callback `CheckSettings`, a sweep job's by its task (`check_job`).
+Imported by Hydra when it instantiates `hydra.callbacks`, so `--help` loads none of Hydra's
+callback machinery."""
 
-from pathlib import Path
 from typing import Any
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
-from mazerl.core.cli import exit_on_user_error, no_run_dir_on_user_error
+from mazerl.core.cli import exit_on_user_error
 
 
 class CheckSettings(Callback):
@@ -27,26 +27,31 @@ class CheckSettings(Callback):
 
     @exit_on_user_error
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
-        """A single run: checked before Hydra makes its folder."""
-        self._check(config)
+        """A single run: checked before Hydra makes its folder (a sweep's jobs: `check_job`)."""
+        check(config, self.app)
 
-    @exit_on_user_error
-    def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
-        """Each job of a sweep (`-m`), in the job's own process (a launcher may start a fresh
-        one: the plug-ins are loaded there too); its folder is removed again on a mistake. A
-        single run's job was checked at `on_run_start`."""
-        from hydra.types import RunMode
 
-        from mazerl.core.plugins import load_plugins
+def check(config: DictConfig, app: str) -> None:
+    """`validate` the task's part of `config` (all but `hydra`) with `APP_SCHEMAS[app]`."""
+    from mazerl.apps.schema import APP_SCHEMAS, validate
 
-        load_plugins()
-        if config.hydra.mode == RunMode.MULTIRUN:
-            with no_run_dir_on_user_error(Path(config.hydra.runtime.output_dir)):
-                self._check(config)
+    task = OmegaConf.masked_copy(config, [k for k in config if k != "hydra"])
+    validate(task, APP_SCHEMAS[app])
 
-    def _check(self, config: DictConfig) -> None:
-        """`validate` the task's part of `config` (all but `hydra`)."""
-        from mazerl.apps.schema import APP_SCHEMAS, validate
 
-        task = OmegaConf.masked_copy(config, [k for k in config if k != "hydra"])
-        validate(task, APP_SCHEMAS[self.app])
+def check_job(config: DictConfig, app: str) -> None:
+    """A sweep job's config, checked by its task in the job's own process (a launcher may start
+    a fresh one: the plug-ins are loaded there first); nothing for a single run, which
+    `CheckSettings.on_run_start` checked before Hydra made its folder. A mistake raises
+    `UserError` inside the task, where `mazerl.core.cli.hydra_task` records it as the job's
+    failure (its folder and log kept, no retry, the driver's one line and exit 2); a
+    callback could only exit, which a Ray worker's launcher takes for a crash and retries."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    from mazerl.core.plugins import load_plugins
+
+    if HydraConfig.get().mode != RunMode.MULTIRUN:
+        return
+    load_plugins()
+    check(config, app)

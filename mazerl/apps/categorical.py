@@ -23,7 +23,7 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from mazerl.apps.launch import launch
-from mazerl.core.cli import exit_on_user_error, no_run_dir_on_user_error
+from mazerl.core.cli import hydra_task
 
 
 def run(cfg: DictConfig, out: Path) -> dict:
@@ -93,14 +93,15 @@ def run(cfg: DictConfig, out: Path) -> dict:
     return final
 
 
-@exit_on_user_error
+@hydra_task
 def job(cfg: DictConfig) -> None:
     """One simulation in Hydra's run dir (removed again on a user error)."""
     from hydra.core.hydra_config import HydraConfig
 
-    out = Path(HydraConfig.get().runtime.output_dir)
-    with no_run_dir_on_user_error(out):
-        run(cfg, out)
+    from mazerl.apps.callbacks import check_job
+
+    check_job(cfg, "categorical")
+    run(cfg, Path(HydraConfig.get().runtime.output_dir))
 
 
 def main() -> None:

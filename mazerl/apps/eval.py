@@ -15,17 +15,19 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from mazerl.apps.launch import launch
-from mazerl.core.cli import exit_on_user_error, no_run_dir_on_user_error
+from mazerl.core.cli import hydra_task
 from mazerl.eval.metric_names import Metric
 
 
-@exit_on_user_error
+@hydra_task
 def evaluate_checkpoint(cfg: DictConfig) -> dict:
     """Evaluate `cfg.checkpoint` into this command's run dir (removed again on a user error)."""
     from hydra.core.hydra_config import HydraConfig
 
-    with no_run_dir_on_user_error(Path(HydraConfig.get().runtime.output_dir)):
-        return _evaluate(cfg, Path(HydraConfig.get().runtime.output_dir))
+    from mazerl.apps.callbacks import check_job
+
+    check_job(cfg, "evaluate")
+    return _evaluate(cfg, Path(HydraConfig.get().runtime.output_dir))
 
 
 def _evaluate(cfg: DictConfig, out: Path) -> dict:

@@ -14,12 +14,14 @@ and exit code 2, as every other user error (`mazerl.core.cli`).
 
 import os
 import sys
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 from omegaconf import DictConfig
 
 from mazerl.core.cli import exit_on_user_error
+from mazerl.core.errors import JobFailed
 
 
 def launch(task: Callable[[DictConfig], Any], config_name: str) -> None:
@@ -40,11 +42,22 @@ def launch(task: Callable[[DictConfig], Any], config_name: str) -> None:
 
     exit_on_user_error(register_configs)(picked_policies(argv))  # a broken plug-in: one line
     # Hydra prints its own errors over several lines and exits 1 unless this is set; with it,
-    # they reach the `except` below (a job's own errors are unchanged: a user error is one
-    # line and exit 2 from inside the job, anything else a traceback)
+    # they reach the `except` below. A single run's user error is one line and exit 2 from
+    # inside the job, anything else a traceback; a sweep's job that stopped on a user error is
+    # recorded as failed (`mazerl.core.cli.hydra_task`), and once the launcher has run the
+    # other jobs Hydra raises it here: its one line again, and exit 2
     os.environ["HYDRA_FULL_ERROR"] = "1"
+    # conf/hydra/launcher/submitit_local.yaml takes the place of the plugin's config of that
+    # name on purpose (mazerl's launcher, the plugin's settings checked against its schema)
+    warnings.filterwarnings(
+        "ignore", message=r"\s*'hydra/launcher/submitit_local' is validated against ConfigStore"
+    )
     try:
-        hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name=config_name)(task)()
+        app = hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name=config_name)
+        exit_on_user_error(app(task))()
     except (ConfigCompositionException, OverrideParseException) as e:
         print(f"error: {composition_error(e)}", file=sys.stderr)
         sys.exit(2)
+    except JobFailed as e:  # a job the launcher could not finish (mazerl.apps.launchers)
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(1)

@@ -16,7 +16,9 @@ mean). A `study.yaml` in SWEEP_DIR adds the study's own: `claims:` its claims fi
 (`mazerl.analysis.study`); `--claims-only` writes only claims.md and claims.csv (into SWEEP_DIR
 or `--out DIR`), recomputed from the runs' per-maze files in seconds. `--at-step STEP` reads
 every run as it stood at its evaluation at STEP (a longer run counts as ended there). The
-markdown is also printed. The work is `mazerl.analysis`, which a notebook can import directly.
+markdown is also printed, then the jobs of each sweep's last launch (its `multirun.yaml`) with
+no finished run: failed, running or never started, each with its log. The work is
+`mazerl.analysis`, which a notebook can import directly.
 """
 
 from pathlib import Path
@@ -41,7 +43,7 @@ def main(argv: list[str] | None = None) -> None:
         help="write only claims.md and claims.csv (the study.yaml's claims file), no summary",
     )
     args = ap.parse_args(argv)
-    from mazerl.analysis.folders import check_folders
+    from mazerl.analysis.folders import check_folders, launched_jobs, unfinished_jobs
 
     out = check_folders(tuple(args.sweep_dir), args.out, args.at_step)  # before heavy imports
     if args.claims_only:
@@ -57,6 +59,14 @@ def main(argv: list[str] | None = None) -> None:
     from mazerl.analysis import summarize  # pandas, scipy, matplotlib
 
     print(summarize(*args.sweep_dir, out=args.out, step=args.at_step), end="")
+    for folder in args.sweep_dir:
+        if lines := unfinished_jobs(folder):
+            launched = len(launched_jobs(folder))
+            print(
+                f"\nJobs of {folder}'s last launch with no finished run ({len(lines)} of "
+                f"{launched}; their logs):"
+            )
+            print("\n".join(lines))
 
 
 if __name__ == "__main__":

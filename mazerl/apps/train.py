@@ -13,25 +13,27 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from mazerl.apps.launch import launch
-from mazerl.core.cli import exit_on_user_error, no_run_dir_on_user_error
+from mazerl.core.cli import hydra_task
 from mazerl.eval.metric_names import Metric
 
 
-@exit_on_user_error
+@hydra_task
 def run(cfg: DictConfig) -> float:
     """One training run in Hydra's run dir; returns the final ID pass@1 (a sweeper's
-    objective). Its config was checked before it started (`mazerl.apps.callbacks`), so a
-    mistake in the settings is reported without loading the loop (torch)."""
+    objective). Its config is checked before the loop (torch) loads: a single run's before
+    it started, a sweep job's here (`mazerl.apps.callbacks`)."""
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
+    from mazerl.apps.callbacks import check_job
+
     hydra = HydraConfig.get()
     out = Path(hydra.runtime.output_dir)
-    with no_run_dir_on_user_error(out):
-        from mazerl.train.loop import train
-        from mazerl.train.progress import logger, where_to_look
+    check_job(cfg, "config")
+    from mazerl.train.loop import train
+    from mazerl.train.progress import logger, where_to_look
 
-        final = train(cfg, out)
+    final = train(cfg, out)
     # the last lines: where the run is and how to look at it (a sweep's job: the whole sweep)
     for line in where_to_look(out, out if hydra.mode == RunMode.RUN else Path(hydra.sweep.dir)):
         logger.info(line)

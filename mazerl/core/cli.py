@@ -29,6 +29,40 @@ def exit_on_user_error(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def hydra_task(fn: F) -> F:
+    """Wrap a Hydra task function `fn(cfg)` (`mazerl-train`'s `run`, ...) for its user errors.
+
+    In a single run, a `UserError` is `error: <message>` on stderr and exit 2, and the run dir
+    is removed again if it holds nothing but what Hydra wrote at start-up
+    (`no_run_dir_on_user_error`). In a sweep's job the line goes to the job's console and log
+    and the job's folder stays as the record of why it stopped; the error is raised again (as
+    a plain `UserError`, which pickles across processes), so Hydra records the job as failed
+    rather than its worker crashing: no launcher retries it, the other jobs run on, and the
+    driver ends with the same line and exit 2 (`mazerl.apps.launch`).
+    """
+
+    @functools.wraps(fn)
+    def wrapper(cfg):
+        from hydra.core.hydra_config import HydraConfig
+        from hydra.types import RunMode
+
+        hydra = HydraConfig.get()
+        sweep = hydra.mode == RunMode.MULTIRUN
+        try:
+            if sweep:
+                return fn(cfg)
+            with no_run_dir_on_user_error(Path(hydra.runtime.output_dir)):
+                return fn(cfg)
+        except UserError as e:
+            if not sweep:
+                print(f"error: {e}", file=sys.stderr)
+                sys.exit(2)
+            logging.getLogger(fn.__module__).error(f"error: {e}")
+            raise UserError(str(e)) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
 @contextlib.contextmanager
 def no_run_dir_on_user_error(run_dir: Path) -> Iterator[None]:
     """On a `UserError` in the block, remove `run_dir` if it holds nothing but what Hydra wrote

@@ -15,6 +15,7 @@ from mazerl.core.settings import NATURAL, SEED, Rule, setting
 
 if TYPE_CHECKING:  # torch loads on use: `--help` reads the settings below without it
     import torch
+    from omegaconf import DictConfig
 
 
 def _device_ok(v) -> bool:
@@ -35,10 +36,19 @@ def device_setting():
     return setting("auto", device, "auto | cpu | cuda | cuda:N")
 
 
+# the default of `threads`: one torch thread (fastest on a shared machine); a Ray or SLURM job
+# left at it runs as many as the CPUs it reserves (`setup`)
+THREADS = 1
+
+
 def threads_setting():
-    """The `threads` field: torch threads (`setup`; 0: `job_threads`)."""
+    """The `threads` field: torch threads (`setup`; 0: `job_threads`; the default in a job
+    that reserves CPUs: `reserved_cpus`)."""
     return setting(
-        1, NATURAL, "torch threads per run or job (1: fastest on a shared machine); 0: cores / jobs"
+        THREADS,
+        NATURAL,
+        "torch threads per run or job (1: fastest on a shared machine; a Ray or SLURM job left "
+        "at 1 runs one per CPU it reserves); 0: cores / jobs",
     )
 
 
@@ -53,24 +63,45 @@ def select_device(name: str) -> "torch.device":
     return torch.device(name)
 
 
-def job_threads() -> int:
-    """Torch threads for this job, from the Hydra launcher running it: joblib runs `n_jobs`
-    jobs at once, so cores / n_jobs each; Ray and SLURM reserve `ray.remote.num_cpus` (default 1)
-    and `cpus_per_task` CPUs per job; otherwise (basic launcher, no Hydra) all cores."""
+def _job() -> "DictConfig | None":
+    """The Hydra config of the job this process runs (None outside Hydra)."""
     try:
         from hydra.core.hydra_config import HydraConfig
 
-        launcher = HydraConfig.get().launcher
+        return HydraConfig.get()
     except (ImportError, ValueError):
-        return cpu_count()
+        return None
+
+
+def reserved_cpus() -> int | None:
+    """The CPUs the Hydra launcher running this job reserves for it: Ray's
+    `ray.remote.num_cpus` (1 when not given), submitit's `cpus_per_task` (SLURM); None for a
+    launcher that reserves none (basic, joblib), a submitit job without `cpus_per_task`, or
+    outside Hydra."""
+    launcher = job.launcher if (job := _job()) is not None else {}
+    if "ray" in launcher:  # a Ray task reserves 1 CPU unless told otherwise
+        return int(launcher.ray.remote.get("num_cpus") or 1)
+    return int(launcher.cpus_per_task) if launcher.get("cpus_per_task") else None
+
+
+def job_threads() -> int:
+    """Torch threads for this job, from the Hydra launcher running it: joblib runs `n_jobs`
+    jobs at once, so cores / n_jobs each; Ray and SLURM the CPUs they reserve
+    (`reserved_cpus`); otherwise (basic launcher, no Hydra) all cores."""
+    launcher = job.launcher if (job := _job()) is not None else {}
+    if reserved := reserved_cpus():
+        return reserved
     if "n_jobs" in launcher:
         n = int(launcher.n_jobs)
         return max(1, cpu_count() // (cpu_count() if n < 0 else max(n, 1)))
-    if "ray" in launcher:  # a Ray task reserves 1 CPU unless told otherwise
-        return int(launcher.ray.remote.get("num_cpus") or 1)
-    if launcher.get("cpus_per_task"):
-        return int(launcher.cpus_per_task)
     return cpu_count()
+
+
+def threads_given() -> bool:
+    """Whether this job's `threads` was given on the command line (or among a sweep's values):
+    Hydra's record of the job's overrides names it. False outside Hydra."""
+    overrides = job.overrides.task if (job := _job()) is not None else []
+    return any(o.lstrip("+~").partition("=")[0] == "threads" for o in overrides)
 
 
 def cpu_count() -> int:
@@ -79,11 +110,15 @@ def cpu_count() -> int:
 
 def setup(seed: int, threads: int, device: "torch.device") -> int:
     """Seed python/numpy/torch, turn on deterministic algorithms, set torch threads
-    (`threads` = 0: `job_threads()`). Returns the threads."""
+    (`threads` = 0: `job_threads()`; the default, 1, in a job that a launcher reserves CPUs
+    for: that many, `reserved_cpus()`, unless `threads` was given on the command line).
+    Returns the threads."""
     import torch
 
     if threads == 0:
         threads = job_threads()
+    elif threads == THREADS and not threads_given():
+        threads = reserved_cpus() or threads
     torch.set_num_threads(threads)
     random.seed(seed)
     np.random.seed(seed % 2**32)

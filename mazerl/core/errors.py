@@ -32,6 +32,12 @@ class CheckpointError(UserError, ValueError):
     """A checkpoint path is missing or does not match the policy."""
 
 
+class JobFailed(Exception):
+    """A sweep's job that did not finish (its worker killed or out of memory more often than
+    the launcher retries it, a SLURM job out of time): one line naming the job and its log,
+    and exit 1 (not a user error)."""
+
+
 def nearest(word: str, choices: list[str], n: int = 3) -> list[str]:
     """The choices closest to a mistyped word, for a "did you mean" hint.
 
