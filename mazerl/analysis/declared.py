@@ -8,7 +8,7 @@ evidence; claims.md prints the line (docs/concepts/verdicts.md)."""
 from collections.abc import Iterable
 from pathlib import Path
 
-from mazerl.core.provenance import _git as git
+from mazerl.core.provenance import git
 
 
 def first_commit(path: Path) -> tuple[str, str] | None:

@@ -12,7 +12,7 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the `mazerl` package folder
 GIT_TIMEOUT_S = 5.0
 
 
-def _git(folder: Path, *args: str) -> str | None:
+def git(folder: Path, *args: str) -> str | None:
     """`git <args>`'s output in `folder`, or None when it fails (no git, not a repository,
     an error, a timeout)."""
     try:
@@ -46,11 +46,11 @@ def code_identity(folder: Path = PACKAGE_DIR) -> dict:
     folder, so the dict is shared: copy it before changing it."""
     folder = Path(folder)
     commit = None
-    if _git(folder, "ls-files", "--error-unmatch", "--", ".") is not None:
-        commit = (_git(folder, "rev-parse", "--verify", "HEAD") or "").strip() or None
+    if git(folder, "ls-files", "--error-unmatch", "--", ".") is not None:
+        commit = (git(folder, "rev-parse", "--verify", "HEAD") or "").strip() or None
     dirty = None
     if commit is not None:
-        status = _git(folder, "status", "--porcelain", "--untracked-files=no", "--", ".")
+        status = git(folder, "status", "--porcelain", "--untracked-files=no", "--", ".")
         dirty = None if status is None else bool(status.strip())
     return {"version": _version(), "commit": commit, "dirty": dirty}
 
