@@ -108,7 +108,10 @@ def test_a_mistake_leaves_no_folder(tmp_path):
     args = ("-m", "train.group_size=0", f"hydra.sweep.dir={sweep}", "hydra.sweep.subdir=job")
     out = run_app("mazerl.apps.train", *args, cwd=tmp_path)
     line = "error: train.group_size must be >= 2, got 0"
-    assert out.returncode == 2 and [s for s in out.stderr.splitlines() if "error:" in s] == [line]
+    # the job's own log line ("[job] error: ...") as it ran, then the driver's one line
+    lines = out.stderr.splitlines()
+    assert out.returncode == 2 and [s for s in lines if s.startswith("error:")] == [line]
+    assert lines[-1] == line
     assert sorted(p.name for p in sweep.iterdir()) == ["job", "multirun.yaml"]
     assert sorted(p.name for p in (sweep / "job").iterdir()) == [".hydra", "train.log"]
     assert line in (sweep / "job" / "train.log").read_text()
