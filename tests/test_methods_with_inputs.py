@@ -159,6 +159,25 @@ def test_unlikely_ties_share_their_average_rank():
     np.testing.assert_array_equal(average_ranks(torch.as_tensor(values)).numpy(), expected)
 
 
+def test_unlikely_is_grpo_where_every_correct_sample_is_one_answer():
+    """In a single-solution maze every correct sample is the same move sequence, so the same l:
+    the correct samples tie, share one rank and one factor c = 1 - beta rank / G, r' = c r,
+    and A = c (r - mean r) / (c std(r) + eps) = GRPO's with eps / c. The method then acts
+    only through eps (it acts where a maze has several routes: braid mazes)."""
+    rewards = t([[1, 0, 0, 1]])
+    # l: wrong -2.0 (rank 0) and -0.1 (rank 3); the two correct samples -0.3 tie at ranks 1
+    # and 2: average 1.5, c = 1 - 0.25 * 1.5 / 4 = 0.90625
+    logp = t([[-0.3, -2.0, -0.1, -0.3]])
+    adv = ADVANTAGES.get("unlikely")(rewards, logp_mean=logp, beta=0.25)
+    grpo = ADVANTAGES.get("grpo")
+    torch.testing.assert_close(adv, grpo(rewards, eps=1e-6 / 0.90625), atol=1e-12, rtol=0)
+    # r - mean = +-0.5, std (unbiased) = sqrt(1/3) = 0.5773503, + eps / c = 1.1e-6:
+    # A = +-0.5 / 0.5773514 = +-0.8660238
+    torch.testing.assert_close(adv, t([[0.8660238, -0.8660238, -0.8660238, 0.8660238]]),
+                               atol=1e-7, rtol=0)  # fmt: skip
+    assert (adv - grpo(rewards)).abs().max() < 1e-6
+
+
 @pytest.mark.parametrize(
     ("name", "kwargs", "message"),
     [
