@@ -15,7 +15,7 @@ from mazerl.core.phases import phase
 from mazerl.envs.batch import MazeBatch
 from mazerl.envs.maze import DELTAS, Maze, replay
 from mazerl.policy.base import BOS_ACTION, SequencePolicy
-from mazerl.policy.tokens import Prompts, encode
+from mazerl.policy.tokens import N_ACTIONS, Prompts, encode
 
 
 @dataclass
@@ -195,10 +195,6 @@ def action_logp(logits: torch.Tensor, actions: torch.Tensor, temperature: float)
     return logp.gather(-1, actions[..., None]).squeeze(-1)
 
 
-COMPACT_MIN_ROWS = 512  # generation compacts finished rows from this many rows (bench)
-COMPACT_BELOW = 0.75  # ... whenever the live rows fall below this fraction of those computed
-
-
 def generate(
     policy: SequencePolicy,
     mazes: Sequence[Maze],
@@ -209,13 +205,14 @@ def generate(
     allow_revisits: bool = False,
     generator: torch.Generator | None = None,
     device: torch.device | str = "cpu",
-    compact: bool | None = None,
+    share: bool = True,
     greedy: bool = False,
 ) -> Rollouts:
     """Sample `group_size` responses for each maze.
 
     Runs in inference mode; the returned tensors are ordinary tensors, usable by the update.
-    The same actions are sampled for the same generator state, compacted or not.
+    The same actions are sampled for the same generator state, shared or not (up to float
+    rounding: the policy's logits of one prefix computed in a batch of another size).
 
     Args:
         policy: the policy that samples.
@@ -226,8 +223,8 @@ def generate(
         allow_revisits: whether entering a cell twice continues the episode.
         generator: the source of the samples' randomness (None: torch's global one).
         device: where the tensors go.
-        compact: run the policy on unfinished rows only (where the policy supports
-            `select_rows`); None: from `COMPACT_MIN_ROWS` rows, where it is faster.
+        share: run the policy once per distinct prefix of the unfinished rows of a maze,
+            where the policy supports `select_rows` (`_decode`); False: once per row.
         greedy: take the most likely action at each token instead of sampling (greedy
             decoding): deterministic, nothing drawn from `generator` or torch's global one;
             the log-probs are still under `softmax(logits / temperature)`.
@@ -237,27 +234,24 @@ def generate(
     """
     with phase("encode"):
         prompts = encode(mazes, device)
-    if compact is None:
-        compact = len(mazes) * group_size >= COMPACT_MIN_ROWS
     with torch.inference_mode():
         out = _sample(
             policy, mazes, prompts, group_size, temperature, top_p, allow_revisits, generator,
-            compact, greedy,
+            share, greedy,
         )  # fmt: skip
     return Rollouts(list(mazes), prompts, group_size, *(x.clone() for x in out))
 
 
 def _sample(
-    policy, mazes, prompts, group_size, temperature, top_p, allow_revisits, generator, compact,
+    policy, mazes, prompts, group_size, temperature, top_p, allow_revisits, generator, share,
     greedy=False,
 ):  # fmt: skip
     """The generation loop (phases `encode`: the policy's prefill, `generate`: the rest): per
     token one policy step, one sample and one stepper advance;
     the per-step tensors are stacked once at the end, and everything derivable (log-probs,
-    positions, mask, how episodes ended) comes after. With `compact`, the policy state keeps
-    only the unfinished rows (`rows`, re-selected whenever the live rows fall below
-    `COMPACT_BELOW` of them); one uniform number per row and step is drawn either way, so
-    the samples do not depend on it."""
+    positions, mask, how episodes ended) comes after. One uniform number per row and step is
+    drawn whether the policy runs per row or per prefix (`share`), so the samples do not
+    depend on it."""
     device = prompts.cells.device
     with phase("generate"):
         rows = [m for m in mazes for _ in range(group_size)]
@@ -266,23 +260,42 @@ def _sample(
     with phase("encode"):  # the prompts' work: the policy's encoder
         state = policy.prefill(prompts, group_size, t_max)
     with phase("generate"):
-        return _decode(policy, batch, state, t_max, temperature, top_p, generator, compact, greedy)
+        return _decode(
+            policy, batch, state, group_size, t_max, temperature, top_p, generator, share, greedy
+        )
 
 
-def _decode(policy, batch, state, t_max, temperature, top_p, generator, compact, greedy):
+def _decode(policy, batch, state, group_size, t_max, temperature, top_p, generator, share, greedy):
     """`_sample`'s token loop from the prefilled `state` of the rollouts of `batch` (`greedy`:
-    the most likely action at each token)."""
+    the most likely action at each token).
+
+    With `share`, the policy state holds one row per node, a distinct prefix of the unfinished
+    rows of a maze: a maze's G rows start as one node, a node splits where its rows sample
+    different actions, and a finished row leaves its node (`select_rows`). The policy runs
+    once per node and each row samples from its node's logits with its own uniform number;
+    a trained policy's rows mostly agree (at a leaderboard cell's start a group of 32 ends
+    in about 5 distinct responses), so a step runs on a fraction of the rows."""
     device, b = batch.device, len(batch.mazes)
     prev = torch.full((b,), BOS_ACTION, dtype=torch.long, device=device)
     sees = policy.sees_position
-    rows = None  # the batch rows the policy state holds; None: all, in order
+    if share:  # one node per maze: the state of each maze's first row
+        selected = policy.select_rows(state, torch.arange(0, b, group_size, device=device))
+        share = selected is not None
+    if share:
+        state, rows = selected, torch.arange(b, device=device)  # the unfinished rows
+        node, node_prev = rows // group_size, prev[::group_size]  # [rows], [nodes]
     step_logits, step_actions = [], []
     for _ in range(t_max):
-        if rows is None:
+        if not share:
             logits, state = policy.step(state, prev, batch.pos if sees else None)
             prev = sample_actions(logits, temperature, top_p, generator, greedy=greedy)
         else:
-            logits, state = policy.step(state, prev[rows], batch.pos[rows] if sees else None)
+            pos = None
+            if sees:  # a node's cell: that of its first row
+                first = rows.new_full(node_prev.shape, b).scatter_reduce(0, node, rows, "amin")
+                pos = batch.pos[first]
+            logits, state = policy.step(state, node_prev, pos)  # [nodes, K]
+            logits = logits[node]  # [rows, K]
             u = None if greedy else torch.rand(b, 1, generator=generator, device=device)[rows]
             action = sample_actions(logits, temperature, top_p, None, u, greedy=greedy)
             logits = logits.new_zeros(b, logits.shape[1]).index_copy_(0, rows, logits)
@@ -292,18 +305,17 @@ def _decode(policy, batch, state, t_max, temperature, top_p, generator, compact,
         batch.advance(prev)
         if bool(batch.done.all()):
             break
-        if compact:
-            held = torch.arange(b, device=device) if rows is None else rows
-            live = (~batch.done[held]).nonzero().squeeze(1)
-            if len(live) < COMPACT_BELOW * len(held):
-                selected = policy.select_rows(state, live)
-                compact = selected is not None
-                if compact:
-                    state, rows = selected, held[live]
+        if share:  # the next nodes: the distinct (node, action) of the unfinished rows
+            live = (~batch.done[rows]).nonzero().squeeze(1)
+            rows, nodes = rows[live], len(node_prev)
+            key, node = torch.unique(node[live] * N_ACTIONS + prev[rows], return_inverse=True)
+            parent, node_prev = key // N_ACTIONS, key % N_ACTIONS  # sorted: in maze order
+            if not torch.equal(parent, torch.arange(nodes, device=device)):
+                state = policy.select_rows(state, parent)
     pad = t_max - len(step_actions)  # responses are [B, t_max] whatever length was used
     length = batch.steps
     mask = (torch.arange(t_max, device=device)[None] < length[:, None]).float()
-    # actions beyond each response are 0 (UP) whether or not rows were compacted
+    # actions beyond each response are 0 (UP) whether or not rows were shared
     actions = F.pad(torch.stack(step_actions, 1), (0, pad)) * mask.long()
     logits = F.pad(torch.stack(step_logits, 1), (0, 0, 0, pad))
     return (
@@ -369,12 +381,50 @@ def positions_before(actions: torch.Tensor, start: torch.Tensor, shape) -> torch
     return torch.minimum(before.clamp(min=0), limit)
 
 
+def distinct_rows(rollouts: Rollouts, used: int) -> tuple[torch.Tensor, int, torch.Tensor]:
+    """The distinct responses of each group, laid out for one teacher-forced pass.
+
+    Rows of one maze with the same actions (and so the same cells) have the same logits, and
+    a trained policy repeats itself: at a leaderboard cell's start about 15% of a group of 32
+    is distinct. Each group's distinct responses fill G' = (the most in any group) slots,
+    a group with fewer repeating its first.
+
+    Args:
+        rollouts: B = P * G responses.
+        used: the response tokens compared (the longest response).
+
+    Returns:
+        `layout [P * G']` long, the row filling each slot; G'; `slot [B]` long, the slot
+        holding each row's response.
+    """
+    b, g = rollouts.actions.shape[0], rollouts.group_size
+    rows = torch.arange(b, device=rollouts.actions.device)
+    maze = rows // g
+    key = torch.cat(
+        [maze[:, None], rollouts.actions[:, :used], rollouts.positions[:, :used].flatten(1)], 1
+    )  # [B, 1 + 3 * used]
+    # sorted rows: the distinct responses of maze 0, then maze 1, ...
+    unique, inverse = torch.unique(key, dim=0, return_inverse=True)
+    owner = unique[:, 0]  # [U] the maze of each distinct response
+    counts = torch.bincount(owner, minlength=b // g)  # [P]
+    width = int(counts.max())  # G'
+    rank = torch.arange(len(unique), device=rows.device) - (counts.cumsum(0) - counts)[owner]
+    place = owner * width + rank  # [U] each distinct response's slot
+    first = rows.new_full((len(unique),), b).scatter_reduce(0, inverse, rows, "amin")  # [U]
+    layout = (torch.arange(b // g, device=rows.device) * g).repeat_interleave(width)
+    layout = layout.index_copy(0, place, first)  # [P * G']: unused slots hold row p * G
+    return layout, width, place[inverse]
+
+
 def score(
     policy: SequencePolicy, rollouts: Rollouts, temperature: float = 1.0
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The taken actions' log-probs under the current policy, with gradients, for the update.
 
-    The forward pass covers only the longest response; the result is padded back to T.
+    The forward pass covers only the longest response and each group's distinct responses
+    once (`distinct_rows`); each row reads its response's log-probs, so a repeated response's
+    gradient is the sum over its rows, as in the pass over every row (up to float rounding).
+    The result is padded back to T.
 
     Args:
         policy: the policy being trained.
@@ -386,15 +436,12 @@ def score(
         each response.
     """
     used = max(rollouts.used_length, 1)
-    logits = policy(
-        rollouts.prompts,
-        rollouts.group_size,
-        rollouts.actions[:, :used],
-        rollouts.positions[:, :used],
-    )
-    logp_all = log_softmax(logits.float() / temperature)
-    logp = logp_all.gather(-1, rollouts.actions[:, :used, None]).squeeze(-1)
-    entropy = -(logp_all.exp() * logp_all).sum(-1)
+    layout, width, slot = distinct_rows(rollouts, used)
+    actions = rollouts.actions[layout, :used]  # [P * G', used]
+    logits = policy(rollouts.prompts, width, actions, rollouts.positions[layout, :used])
+    logp_all = log_softmax(logits.float() / temperature)  # [P * G', used, K]
+    logp = logp_all.gather(-1, actions[..., None]).squeeze(-1)[slot]  # [B, used]
+    entropy = -(logp_all.exp() * logp_all).sum(-1)[slot]
     pad = rollouts.actions.shape[1] - used
     mask = rollouts.mask
     return F.pad(logp, (0, pad)) * mask, F.pad(entropy, (0, pad)) * mask

@@ -17,7 +17,7 @@ from mazerl.eval.metrics import METRICS
 from mazerl.policy import POLICIES, build_policy
 from mazerl.policy.base import BOS_ACTION
 from mazerl.policy.tokens import encode
-from mazerl.rollout import generate, score, teacher_forced
+from mazerl.rollout import Rollouts, distinct_rows, generate, log_softmax, score, teacher_forced
 
 # ---------------------------------------------------------------- policies
 
@@ -66,6 +66,40 @@ def test_policy_scores_what_it_sampled_and_differentiates(name, sees_position):
     assert (logp[r.mask == 0] == 0).all()
     logp.sum().backward()  # the update can differentiate through it
     assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in policy.parameters())
+
+
+@pytest.mark.parametrize("name", POLICIES.names())
+def test_policy_scores_each_distinct_response_once_with_every_rows_gradient(name):
+    policy = small_policy(name, True)
+    mazes = [MazeSpec(size=4).sample(np.random.default_rng(i)) for i in range(3)]
+    s0, s1, s2 = (m.solution for m in mazes)
+    # distinct responses per group of 4: maze 0 two (the solution three times, a prefix),
+    # maze 1 three (the solution, its 1-move prefix twice, its 2-move prefix), maze 2 one
+    moves = [s0, s0[:2], s0, s0] + [s1, s1[:1], s1[:1], s1[:2]] + [s2] * 4
+    actions, positions, mask = teacher_forced(mazes, moves, 4)
+    b, t = actions.shape
+    zeros = torch.zeros(b)
+    r = Rollouts(
+        mazes, encode(mazes), 4, actions, positions, mask, torch.zeros(b, t), zeros,
+        zeros.long(), zeros.long(), mask.sum(1).long(),
+    )  # fmt: skip
+    layout, width, slot = distinct_rows(r, t)
+    assert width == 3
+    assert (layout // 4 == torch.arange(3).repeat_interleave(3)).all()  # each maze its slots
+    assert (actions[layout[slot]] == actions).all()  # every row reads its own response
+    assert len(set(slot.tolist())) == 2 + 3 + 1
+    # against the pass over every row: the same log-probs and the same gradient, repeated
+    # responses weighted differently
+    weights = torch.linspace(-1.0, 1.0, b)[:, None]
+    logp, _ = score(policy, r)
+    (weights * logp).sum().backward()
+    got = [p.grad.clone() for p in policy.parameters()]
+    policy.zero_grad()
+    every = log_softmax(policy(r.prompts, 4, actions, positions)).gather(-1, actions[..., None])
+    (weights * every.squeeze(-1) * mask).sum().backward()
+    torch.testing.assert_close(logp.detach(), every.squeeze(-1).detach() * mask)
+    for mine, full in zip(got, (p.grad for p in policy.parameters()), strict=True):
+        torch.testing.assert_close(mine, full, rtol=1e-4, atol=1e-6)
 
 
 # ---------------------------------------------------------------- maze generators

@@ -256,20 +256,20 @@ def test_the_step_hands_over_only_what_the_estimator_asks_for(monkeypatch):
         ADVANTAGES.call("grpo", r.rewards_by_group, logp_mean=got)
 
 
-@pytest.mark.parametrize("compact", [False, True])
-def test_greedy_generation_takes_the_argmax_and_draws_nothing(compact):
+@pytest.mark.parametrize("share", [False, True])
+def test_greedy_generation_takes_the_argmax_and_draws_nothing(share):
     torch.manual_seed(0)
     policy = build_policy(GruConfig(hidden=32, encoder_layers=2))
     mazes = [MazeSpec(size=4).sample(np.random.default_rng(i)) for i in range(6)]
     state, gen = torch.get_rng_state(), torch.Generator().manual_seed(3)
     gen_state = gen.get_state()
-    r = generate(policy, mazes, 2, greedy=True, generator=gen, compact=compact)
+    r = generate(policy, mazes, 2, greedy=True, generator=gen, share=share)
     assert torch.equal(torch.get_rng_state(), state) and torch.equal(gen.get_state(), gen_state)
     # every token is the most likely under the policy, given the same earlier tokens
     logits = policy(r.prompts, 2, r.actions, r.positions)
     on = r.mask.bool()
     assert torch.equal(logits.argmax(-1)[on], r.actions[on])
-    again = generate(policy, mazes, 2, greedy=True, compact=compact)
+    again = generate(policy, mazes, 2, greedy=True, share=share)
     assert torch.equal(again.actions, r.actions)
     assert torch.equal(r.actions[0::2], r.actions[1::2])  # a group's greedy answers agree
     # a policy steered onto each solution (+100 on its moves' logits) answers correctly

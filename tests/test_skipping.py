@@ -1,5 +1,5 @@
 """Exact work-skipping: the update without zero-advantage groups has the full computation's
-gradient, and generation with compacted rows samples the full loop's actions."""
+gradient, and generation shared by prefix samples the per-row loop's actions."""
 
 from types import SimpleNamespace
 
@@ -199,22 +199,40 @@ def test_kl_term_keeps_every_row(batch):
 
 
 @pytest.mark.parametrize("sees_position", [False, True])
-def test_compacted_generation_samples_the_same_actions(sees_position):
-    """Generation on unfinished rows only: the same actions, lengths and log-probs as the full
-    loop, on episodes of varied length (a GRU steered towards each solution)."""
+def test_shared_generation_samples_the_same_actions(sees_position):
+    """Generation once per distinct prefix of the unfinished rows: the same actions, lengths
+    and log-probs as the per-row loop, on episodes of varied length (a GRU steered towards
+    each solution), for far fewer policy rows."""
     from mazerl.apps.bench import GuidedPolicy
+
+    class Counted(GuidedPolicy):
+        rows = 0
+
+        def step(self, state, prev, pos):
+            Counted.rows += len(prev)
+            return super().step(state, prev, pos)
 
     torch.manual_seed(0)
     policy = build_policy(GruConfig(hidden=32, encoder_layers=2, sees_position=sees_position))
     mazes = [MazeSpec(size=5).sample(np.random.default_rng(i)) for i in range(6)]
-    guided = GuidedPolicy(policy.eval(), mazes, 16)
-    full, fast = (
-        generate(guided, mazes, 16, generator=torch.Generator().manual_seed(1), compact=c)
-        for c in (False, True)
-    )
+    guided = Counted(policy.eval(), mazes, 16)
+    stepped = []
+    for share in (False, True):
+        Counted.rows = 0
+        r = generate(guided, mazes, 16, generator=torch.Generator().manual_seed(1), share=share)
+        stepped.append((r, Counted.rows))
+    (full, per_row), (fast, per_prefix) = stepped
     lengths = full.length.float()
     assert lengths.std() > 2 and lengths.max() > 10  # rows end at many different steps
     assert torch.equal(full.actions, fast.actions)
     assert torch.equal(full.length, fast.length) and torch.equal(full.reward, fast.reward)
     assert torch.allclose(full.logp, fast.logp, atol=1e-6)
     assert torch.equal(full.positions, fast.positions)
+    assert per_row == 96 * full.used_length  # every row at every step
+    # shared: each step runs one row per distinct unfinished prefix of a maze
+    ends = full.length.tolist()
+    prefixes = sum(
+        len({(b // 16, *full.actions[b, :t].tolist()) for b in range(96) if ends[b] > t})
+        for t in range(full.used_length)
+    )
+    assert per_prefix == prefixes < per_row / 2

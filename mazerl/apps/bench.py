@@ -14,7 +14,8 @@ Prints one JSON line per figure, then a table. Figures:
   6. smoke_sweep_s     wall time of `mazerl-train -m experiment=smoke` (joblib)
   7. skip_update       the trainer's update at 16 x 8 and 16 x 128 with 0, 50, 88%
                        zero-advantage groups, skipping them vs the full computation (ratio)
-  8. compaction        generation at 128, 2,048, 16,384 rows, finished rows compacted vs not
+  8. sharing           generation at 128, 2,048, 16,384 rows, the policy once per distinct
+                       unfinished prefix vs once per row
   9. help_s            whole-process `--help` of each Hydra app vs `python -c pass` and
                        `python -c "import torch"` (help loads no torch)
  10. long_run          (--long) iterations 1,001-1,500 of an N=8 sweep run, update skipping
@@ -179,7 +180,7 @@ class SolutionFollower(torch.nn.Module):
 class GuidedPolicy(torch.nn.Module):
     """The wrapped policy with `bonus` added to the logit of each maze's solution move (stop
     after it): episodes of varied length, most of them long, as a partly trained policy's.
-    Supports `select_rows` where the wrapped policy does (generation compacts its rows)."""
+    Supports `select_rows` where the wrapped policy does (generation shares its rows)."""
 
     def __init__(self, policy, mazes, group_size: int, bonus: float = 4.0) -> None:
         super().__init__()
@@ -488,28 +489,29 @@ def skip_update_figure(group: int, zero_frac: float, repeats: int) -> dict:
     }
 
 
-def compaction_figure(prompts: int, group: int, repeats: int) -> dict:
-    """Generation (GRU, `GuidedPolicy` episodes) with and without compacting finished rows;
-    `finished_row_steps`: the fraction of row-steps the full loop spends on finished rows."""
+def sharing_figure(prompts: int, group: int, repeats: int) -> dict:
+    """Generation (GRU, `GuidedPolicy` episodes) per row and once per distinct prefix of the
+    unfinished rows; `finished_row_steps`: the fraction of row-steps the per-row loop spends
+    on finished rows."""
     torch.manual_seed(0)
     policy = policy_of("gru").eval()
     mazes = default_mazes(prompts)
     guided = GuidedPolicy(policy, mazes, group)
 
-    def run(compact):
+    def run(share):
         return lambda: generate(
-            guided, mazes, group, generator=torch.Generator().manual_seed(0), compact=compact
+            guided, mazes, group, generator=torch.Generator().manual_seed(0), share=share
         )
 
     r = run(False)()
-    t = paired({"full": run(False), "compact": run(True)}, repeats)
+    t = paired({"full": run(False), "shared": run(True)}, repeats)
     return {
-        "figure": "compaction",
+        "figure": "sharing",
         "rows": prompts * group,
         "finished_row_steps": 1 - float(r.mask.sum()) / (len(r.mask) * r.used_length),
         "full_s": t["full"],
-        "compact_s": t["compact"],
-        "speedup": t["full"] / t["compact"],
+        "shared_s": t["shared"],
+        "speedup": t["full"] / t["shared"],
     }
 
 
@@ -704,10 +706,10 @@ def table(results: list[dict]) -> str:
             lines.append(
                 f"{label:28s} {r['full_ms']:.0f} ms -> {r['skip_ms']:.0f} ms (x{r['speedup']:.2f})"
             )
-        elif f == "compaction":
-            label = f"gen compaction {r['rows']} rows"
+        elif f == "sharing":
+            label = f"gen sharing {r['rows']} rows"
             lines.append(
-                f"{label:28s} {r['full_s']:.3g} s -> {r['compact_s']:.3g} s "
+                f"{label:28s} {r['full_s']:.3g} s -> {r['shared_s']:.3g} s "
                 f"(x{r['speedup']:.2f}, {100 * r['finished_row_steps']:.0f}% finished)"
             )
         elif f == "long_run":
@@ -780,7 +782,7 @@ def main(argv=None) -> None:
         for zero_frac in (0.0, 0.5, 0.9):
             emit(skip_update_figure(group, zero_frac, 3 if args.quick else 7))
     for prompts, group in ((16, 8), (16, 128), (64, 256)):
-        emit(compaction_figure(prompts, group, 1 if args.quick and group > 8 else 3))
+        emit(sharing_figure(prompts, group, 1 if args.quick and group > 8 else 3))
     emit(iteration_figure(2 if args.quick else 5))
     peak = matmul_peak(reps)
     for cell in ("n32", "n8"):

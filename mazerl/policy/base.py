@@ -78,11 +78,12 @@ class SequencePolicy(nn.Module):
 
     def select_rows(self, state: Any, rows: torch.Tensor) -> Any:
         """The decoding state of some rows only, so that generation stops paying for finished
-        rows.
+        rows and runs rows with the same prefix once.
 
         Args:
             state: a decoding state.
-            rows: `[B']` long, sorted indices into the state's rows.
+            rows: `[B']` long, non-decreasing indices into the state's rows; a row given k
+                times becomes k rows (one prefix whose rollouts go on differently).
 
         Returns:
             The state of those rows; None where a policy cannot (then every row keeps

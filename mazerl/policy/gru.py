@@ -57,8 +57,8 @@ class GruState:
     reads: MazeReads
     gates: torch.Tensor  # [N_ACTIONS + 1, 3d] the GRU's input gates of each previous action
     h: torch.Tensor  # [B, d]
-    group_size: int
-    slots: torch.Tensor | None = None  # [B] row b's place in the [P * G] layout; None: b
+    group_size: int  # the layout's rows per maze: G, or the width `select_rows` set
+    slots: torch.Tensor | None = None  # [B] row b's place in the [P * group_size] layout; None: b
 
 
 @POLICIES.register("gru")
@@ -140,7 +140,7 @@ class GruPolicy(SequencePolicy):
         h = self._cell(state.gates.index_select(0, prev), state.h)
         p, g, slots = state.reads.keys.shape[0], state.group_size, state.slots
         out = h
-        if slots is not None:  # compacted rows: the maze reads run in the padded [P, G] layout
+        if slots is not None:  # selected rows: the maze reads run in the padded [P, width] layout
             out = h.new_zeros(p * g, d).index_copy_(0, slots, h)
             pos = None if pos is None else pos.new_zeros(p * g, 2).index_copy_(0, slots, pos)
         logits = self._logits(
@@ -151,19 +151,21 @@ class GruPolicy(SequencePolicy):
         return logits, GruState(state.reads, state.gates, h, g, slots)
 
     def select_rows(self, state: GruState, rows: torch.Tensor) -> GruState:
-        """The state of rows `rows` (sorted indices into the state's rows); mazes none of
-        them belongs to are dropped."""
+        """The state of rows `rows` (non-decreasing indices into the state's rows; a row taken
+        k times becomes k rows); mazes none of them belongs to are dropped, and each maze's
+        rows take the first slots of a layout as wide as the most rows any maze keeps."""
         g = state.group_size
         slots = (
             torch.arange(state.h.shape[0], device=rows.device)
             if state.slots is None
             else state.slots
         )
-        slots = slots[rows]
-        keep, prompt = torch.unique(slots // g, return_inverse=True)
-        return GruState(
-            state.reads.select(keep), state.gates, state.h[rows], g, prompt * g + slots % g
-        )
+        keep, prompt = torch.unique(slots[rows] // g, return_inverse=True)  # [P'], [B']
+        counts = torch.bincount(prompt, minlength=len(keep))
+        width = int(counts.max())
+        rank = torch.arange(len(rows), device=rows.device) - (counts.cumsum(0) - counts)[prompt]
+        reads = state.reads if len(keep) == state.reads.keys.shape[0] else state.reads.select(keep)
+        return GruState(reads, state.gates, state.h[rows], width, prompt * width + rank)
 
     def forward(self, prompts, group_size, actions, positions):
         reads, h0 = self._init(prompts, group_size)
