@@ -147,7 +147,7 @@ def test_exact_metrics_cover_every_maze_and_sampling_the_first_ones(mazes):
 def test_evaluation_sets_are_built_once_per_config(tmp_path):
     from hydra import compose, initialize_config_dir
 
-    from mazerl.apps.schema import register_configs
+    from mazerl.apps.schema import register_configs, typed
     from mazerl.core.config import CONF_DIR
     from mazerl.envs.spec import MazeSpec
     from mazerl.eval.evaluate import build_sets
@@ -155,8 +155,8 @@ def test_evaluation_sets_are_built_once_per_config(tmp_path):
 
     register_configs()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose(config_name="config", overrides=["experiment=smoke"])
-        other = compose(config_name="config", overrides=["experiment=smoke", "eval.seed=7"])
+        cfg = typed(compose(config_name="config", overrides=["experiment=smoke"]))
+        other = typed(compose("config", overrides=["experiment=smoke", "eval.seed=7"]))
     spec = MazeSpec.of(cfg.maze)
     first = cached_sets(spec, cfg.eval, tmp_path)
     (stored,) = tmp_path.glob("sets_*.pkl")
@@ -216,7 +216,7 @@ def test_a_metric_returned_by_evaluate_set_reaches_tensorboard_metrics_json_and_
     from hydra import compose, initialize_config_dir
 
     from mazerl.analysis.runs import load_sweep
-    from mazerl.apps.schema import register_configs, validate
+    from mazerl.apps.schema import register_configs, typed, validate
     from mazerl.core.config import CONF_DIR
     from mazerl.eval import evaluate
     from mazerl.train.loop import train
@@ -251,7 +251,7 @@ def test_a_metric_returned_by_evaluate_set_reaches_tensorboard_metrics_json_and_
         cfg = compose("config", overrides=tiny)
     validate(cfg)
     run = tmp_path / "run" / "job"
-    train(cfg, run)
+    train(typed(cfg), run)
     (run / ".hydra").mkdir()  # a run folder as Hydra leaves it, for `load_sweep`
     (run / ".hydra" / "overrides.yaml").write_text("[]\n")
     final = json.loads((run / "metrics.json").read_text())

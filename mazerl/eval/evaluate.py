@@ -59,7 +59,7 @@ def build_sets(spec: MazeSpec, eval_cfg, log: Callable[[str], None] = print) -> 
     and sets with variants are skipped, with a note, when no generator makes its grid.
 
     Args:
-        spec: the run's maze source (`MazeSpec.of(cfg.maze)`).
+        spec: the run's maze source (its `MazeTask`'s spec).
         eval_cfg: the `eval` settings (`EvalConfig`): `sets` and `seed`.
         log: prints the note about skipped sets.
 

@@ -1,8 +1,7 @@
 """Evaluate a policy on every set, compare with the base model, log and save."""
 
-import copy
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -11,28 +10,30 @@ from torch.utils.tensorboard import SummaryWriter
 from mazerl.core.config import to_container
 from mazerl.core.files import cached_pickle, config_hash, locked, write_json_atomic
 from mazerl.core.streams import STREAM_EVAL_SAMPLING, torch_generator
-from mazerl.envs.spec import MazeConfig, MazeSpec, base_spec
+from mazerl.envs.spec import MazeSpec, MazeTask, base_spec
 from mazerl.eval.config import EvalConfig
 from mazerl.eval.evaluate import EvalSet, build_sets, evaluate_set, excluded_keys, scalars
 from mazerl.eval.metric_names import Metric
 from mazerl.eval.routes import eval_route_metrics
 
 
-def cached_sets(spec: MazeSpec, eval, cache_dir: Path, log=print) -> list[EvalSet]:
+def cached_sets(spec: MazeSpec, eval: EvalConfig, cache_dir: Path, log=print) -> list[EvalSet]:
     """`build_sets` of a run on the mazes of `spec`, stored once per maze spec, evaluation
     sets and seed under `cache_dir` (`sets_<hash>.pkl`), so the jobs of a sweep build them
     once: 1,536 5x5-cell braid mazes take minutes (rare_routes), 2,048 perfect ones about a
     second. Parallel jobs wait on a file lock. Runs that read layout files build their sets
     directly (a file can change)."""
-    if spec.layout is not None or any(s.get("layout") for s in eval.sets):
+    if spec.layout is not None or any(s.layout for s in eval.sets):
         return build_sets(spec, eval, log)
-    key = config_hash(spec.settings(), to_container(eval.sets), eval.seed)
+    key = config_hash(spec.settings(), [to_container(s) for s in eval.sets], eval.seed)
     return cached_pickle(
         Path(cache_dir) / f"sets_{key}.pkl", lambda: build_sets(spec, eval, log), log
     )
 
 
-def held_out_keys(spec: MazeSpec, eval, count: int, cache_dir: Path, log=print) -> set[bytes]:
+def held_out_keys(
+    spec: MazeSpec, eval: EvalConfig, count: int, cache_dir: Path, log=print
+) -> set[bytes]:
     """What a base model never sees: the keys of the first `count` mazes of each generated
     evaluation set (at least the set's own), drawn as the base model's perfect mazes
     (`base_spec`: one route), so that runs whose evaluation sets differ only in size (the
@@ -40,9 +41,7 @@ def held_out_keys(spec: MazeSpec, eval, count: int, cache_dir: Path, log=print) 
     sets, as they are."""
     if spec.layout is not None:
         return excluded_keys(cached_sets(spec, eval, cache_dir, log))
-    eval = copy.deepcopy(eval)
-    for s in eval.sets:
-        s.num_mazes = max(s.num_mazes, count)
+    eval = replace(eval, sets=[replace(s, num_mazes=max(s.num_mazes, count)) for s in eval.sets])
     return excluded_keys(cached_sets(base_spec(spec), eval, cache_dir, log))
 
 
@@ -55,12 +54,13 @@ def evaluate_all(
     save_dir: Path | None = None,
     images: int = 0,
     *,
-    maze: MazeConfig,
+    allow_revisits: bool,
     eval: EvalConfig,
 ) -> dict[str, dict]:
     """`{set name: metrics}` for every evaluation set, sampling n responses per maze, with
-    behaviour pictures of the first `images` mazes of each set. Reads the `eval` section (ks,
-    exact_ks, temperature, seed, batch_rollouts, sampled_mazes) and `maze.allow_revisits`.
+    behaviour pictures of the first `images` mazes of each set, under the maze rule
+    `allow_revisits`. Reads the `eval` section (ks, exact_ks, temperature, seed,
+    batch_rollouts, sampled_mazes).
     The sampling stream depends on `eval.seed` and the step only, so runs are comparable."""
     e = eval
     results = {}
@@ -72,7 +72,7 @@ def evaluate_all(
             ks=list(e.ks),
             exact_ks=list(e.exact_ks),
             temperature=e.temperature,
-            allow_revisits=maze.allow_revisits,
+            allow_revisits=allow_revisits,
             generator=torch_generator(device, e.seed, STREAM_EVAL_SAMPLING, step, i),
             batch_rollouts=e.batch_rollouts,
             device=device,
@@ -176,25 +176,27 @@ class BaseEvaluation:
         device,
         log,
         *,
-        maze: MazeConfig,
+        task: MazeTask,
         eval: EvalConfig,
         weights: str,
     ) -> "BaseEvaluation":
-        """The stored evaluation of the base `policy` in `base_dir` under these `maze` and
-        `eval` sections and `weights` (the sha256 of its checkpoint file: a bank model and a
+        """The stored evaluation of the base `policy` in `base_dir` under this `eval` section
+        on the episodes of `task` (`MazeTask.episodes`: its spec and maze rule; not the
+        training pool) and `weights` (the sha256 of its checkpoint file: a bank model and a
         model trained here under the same cache key are told apart), else evaluated now at
         `eval.n` samples and stored."""
         pictures = ("images", "images_every")  # not stored: they do not change the key
         e = {k: v for k, v in to_container(eval).items() if k not in pictures}
-        key = config_hash(e, to_container(maze), weights)
+        key = config_hash(e, task.episodes(), weights)
         path = Path(base_dir) / f"eval_{key}.json"
         with locked(path.parent / f".{path.stem}.lock", log):
             if path.exists():
                 return cls(json.loads(path.read_text()))
             log(f"base model: evaluating ({', '.join(s.name for s in sets)}, n={eval.n})")
             results = evaluate_all(
-                policy, sets, device, eval.n, 0, images=eval.images, maze=maze, eval=eval
-            )
+                policy, sets, device, eval.n, 0, images=eval.images,
+                allow_revisits=task.allow_revisits, eval=eval,
+            )  # fmt: skip
             write_json_atomic(strip_images(results), path)
         return cls(results)
 
