@@ -64,7 +64,7 @@ def train_one(seed: int, cache: str) -> dict:
         "sha256": sha256(BANK_DIR / f"{name}.pt"),
         "made_by": {**cpu_info(), "threads": 1, "torch": torch.__version__, **code_identity()},
         "sft_steps": sft["steps"],
-        "exact": {s: {k: results[s][k] for k in EXACT} for s in results},
+        "exact": {s: {k: results[s].to_json()[k] for k in EXACT} for s in results},
     }
 
 

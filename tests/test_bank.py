@@ -12,12 +12,14 @@ from mazerl.core.config import CONF_DIR, to_container
 from mazerl.core.errors import CheckpointError, ConfigError
 from mazerl.envs.spec import MazeSpec, MazeTask
 from mazerl.eval import runner
-from mazerl.eval.evaluate import exact_route_masses
+from mazerl.eval.evaluate import SetResult, exact_route_masses
+from mazerl.eval.metric_names import Metric
 from mazerl.eval.runner import cached_sets, held_out_keys
 from mazerl.train.bank import BANK_DIR, INDEX, bank_file, bank_index, sha256
 from mazerl.train.sft import load_base, obtain_base
 
 CPU = torch.device("cpu")
+PASS1 = Metric("pass", k=1)
 
 
 def config(*overrides):
@@ -100,26 +102,30 @@ def test_a_stored_base_evaluation_belongs_to_its_weights(tmp_path, monkeypatch):
 
     def evaluate_all(*args, **kwargs):
         calls.append(1)
-        return {"id": {"pass@1": len(calls) / 4}}
+        return {"id": SetResult({PASS1: len(calls) / 4})}
 
     monkeypatch.setattr(runner, "evaluate_all", evaluate_all)
     cfg = config()
 
     def stored(weights):
-        return runner.BaseEvaluation.load_or_run(
-            tmp_path,
-            None,
-            [],
-            CPU,
-            print,
-            task=MazeTask.of(cfg.maze),
-            eval=cfg.eval,
-            weights=weights,
-        ).results
+        return (
+            runner.BaseEvaluation.load_or_run(
+                tmp_path,
+                None,
+                [],
+                CPU,
+                print,
+                task=MazeTask.of(cfg.maze),
+                eval=cfg.eval,
+                weights=weights,
+            )
+            .results["id"]
+            .values[PASS1]
+        )
 
-    assert stored("bank") == {"id": {"pass@1": 0.25}}
-    assert stored("trained here") == {"id": {"pass@1": 0.5}}
-    assert stored("bank") == {"id": {"pass@1": 0.25}} and len(calls) == 2
+    assert stored("bank") == 0.25
+    assert stored("trained here") == 0.5
+    assert stored("bank") == 0.25 and len(calls) == 2
 
 
 def test_a_stored_base_evaluation_is_keyed_by_the_episodes_not_the_training_pool(
@@ -132,7 +138,7 @@ def test_a_stored_base_evaluation_is_keyed_by_the_episodes_not_the_training_pool
 
     def evaluate_all(*args, allow_revisits, **kwargs):
         calls.append(allow_revisits)
-        return {"id": {"pass@1": len(calls) / 4}}
+        return {"id": SetResult({PASS1: len(calls) / 4})}
 
     monkeypatch.setattr(runner, "evaluate_all", evaluate_all)
 
@@ -141,12 +147,12 @@ def test_a_stored_base_evaluation_is_keyed_by_the_episodes_not_the_training_pool
         return runner.BaseEvaluation.load_or_run(
             tmp_path, None, [], CPU, print, task=MazeTask.of(cfg.maze), eval=cfg.eval,
             weights="w",
-        ).results  # fmt: skip
+        ).results["id"].values[PASS1]  # fmt: skip
 
-    assert stored() == {"id": {"pass@1": 0.25}}
-    assert stored("maze.pool_size=64") == {"id": {"pass@1": 0.25}} and calls == [False]
-    assert stored("maze.allow_revisits=true") == {"id": {"pass@1": 0.5}}
-    assert stored("maze.routes=2") == {"id": {"pass@1": 0.75}}
+    assert stored() == 0.25
+    assert stored("maze.pool_size=64") == 0.25 and calls == [False]
+    assert stored("maze.allow_revisits=true") == 0.5
+    assert stored("maze.routes=2") == 0.75
     assert calls == [False, True, False]
 
 

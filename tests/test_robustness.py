@@ -454,6 +454,8 @@ def test_a_job_waiting_for_the_base_evaluation_says_so_once_with_the_lock_path(t
     from mazerl.core.files import config_hash, locked
     from mazerl.envs.spec import MazeSpec, MazeTask
     from mazerl.eval.config import EvalConfig
+    from mazerl.eval.evaluate import SetResult
+    from mazerl.eval.metric_names import Metric
     from mazerl.eval.runner import BaseEvaluation
 
     task, eval = MazeTask(MazeSpec(size=3)), EvalConfig(n=4)
@@ -483,7 +485,8 @@ def test_a_job_waiting_for_the_base_evaluation_says_so_once_with_the_lock_path(t
             time.sleep(0.01)
         assert logged == [f"waiting for another job holding the lock {lock}"] and not done
     waiter.join(10)
-    assert done[0].results == {"id": {"pass@1": 0.25}} and len(logged) == 1
+    assert done[0].results == {"id": SetResult({Metric("pass", k=1): 0.25})}
+    assert len(logged) == 1
 
 
 def test_checkpoints_written_before_the_new_settings_still_resume(tmp_path):

@@ -44,7 +44,7 @@ def _evaluate(cfg: DictConfig, out: Path) -> dict:
     from mazerl.core.files import write_json_atomic
     from mazerl.envs.spec import MazeTask
     from mazerl.eval.evaluate import build_sets
-    from mazerl.eval.runner import BaseEvaluation, evaluate_all, log_eval, strip_images
+    from mazerl.eval.runner import BaseEvaluation, evaluate_all, log_eval, saved
     from mazerl.train.sft import load_base
 
     if not cfg.checkpoint:
@@ -83,7 +83,7 @@ def _evaluate(cfg: DictConfig, out: Path) -> dict:
         {
             "checkpoint": str(Path(cfg.checkpoint).resolve()),
             "scalars": flat,
-            "sets": strip_images(results),
+            "sets": saved(results),
         },
         out / "eval.json",
     )

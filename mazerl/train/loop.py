@@ -39,6 +39,7 @@ from mazerl.eval.dashboard import (
     write_hparams,
 )
 from mazerl.eval.evaluate import excluded_keys
+from mazerl.eval.metric_names import Metric
 from mazerl.eval.runner import (
     BaseEvaluation,
     cached_sets,
@@ -217,10 +218,12 @@ def _iterate(run: Run, writer: SummaryWriter) -> dict[str, float]:
     start, total, first = state.iteration, run.total, run.sets[0].name
     scalar_log = ScalarLog(run.out / SCALARS_FILE, t.log_every, start, total)
     stop, bad_in_row, train_scalars = StopSignal(), 0, {}
-    eval_pass1 = run.base_eval.scalars().get(f"eval/{first}/pass@1", float("nan"))
+    pass1 = Metric("pass", first, 1)  # the first set's sampled pass@1: the progress line's
+    eval_pass1 = run.base_eval.scalars().get(pass1.name, float("nan"))
     signal_check = SignalCheck(start, total, f"{first} pass@1 {eval_pass1:.3f}")
     if start:  # resumed: progress shows the last evaluation's pass@1, not the base model's
-        eval_pass1 = last_saved(run.out / "eval", start).get(first, {}).get("pass@1", eval_pass1)
+        last = last_saved(run.out / "eval", start).get(first)
+        eval_pass1 = last.on_set(first).get(pass1, eval_pass1) if last else eval_pass1
     progress.begin(start, total)
     try:
         for it in range(start, total):
@@ -332,7 +335,7 @@ def _evaluate_during(
     flat = log_eval(writer, results, run.base_eval.results, step, images)
     seconds = time.time() - t0
     writer.add_scalar("time/eval_s", seconds, step)
-    return seconds, flat.get(f"eval/{first}/pass@1", eval_pass1)
+    return seconds, flat.get(Metric("pass", first, 1).name, eval_pass1)
 
 
 def _finish(run: Run, writer: SummaryWriter, train_scalars: dict, job_start: float) -> dict:
