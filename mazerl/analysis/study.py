@@ -94,7 +94,8 @@ def load_section(entry: str, folder: Path, where: str = STUDY_FILE, what: str = 
             raise UserError(f"{where}: {what} {entry!r}: cannot import {target} ({e})") from None
     found = getattr(module, function, None)
     if found is None or (what == "section" and not callable(found)):
-        raise UserError(f"{where}: {what} {entry!r}: {target} has no {function}")
+        kind = "function " if what == "section" else ""
+        raise UserError(f"{where}: {what} {entry!r}: {target} has no {kind}{function}")
     return found
 
 
