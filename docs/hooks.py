@@ -50,10 +50,11 @@ def config_page() -> str:
     """The configuration reference: per app its settings with the default options, then the
     keys of each `policy=` option."""
     from mazerl.apps.help import defaults, setting_rows
-    from mazerl.apps.schema import APP_SCHEMAS, policy_schema
+    from mazerl.apps.schema import APP_SCHEMAS
     from mazerl.core.config import CONF_DIR, groups
     from mazerl.core.plugins import load_plugins
     from mazerl.policy import POLICIES
+    from mazerl.train.config import policy_schema
 
     load_plugins()
     lines = [

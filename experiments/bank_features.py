@@ -13,7 +13,7 @@ from pathlib import Path
 from hydra import compose, initialize_config_dir
 
 from mazerl.analysis.study import load_module
-from mazerl.apps.schema import register_configs
+from mazerl.apps.schema import register_configs, typed
 from mazerl.core.config import CONF_DIR
 from mazerl.train.bank import BANK_DIR
 
@@ -26,7 +26,7 @@ def main() -> None:
     register_configs()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose(config_name="config", overrides=["experiment=maze_long"])
-    doc = bank.bank_features(cfg, BANK_DIR, args.samples)
+    doc = bank.bank_features(typed(cfg), BANK_DIR, args.samples)
     (BANK_DIR / bank.FEATURES).write_text(json.dumps(doc, indent=1) + "\n")
     print(f"{len(doc['models'])} bank models -> {BANK_DIR / bank.FEATURES}")
 

@@ -22,11 +22,11 @@ from pathlib import Path
 import torch
 from hydra import compose, initialize_config_dir
 
-from mazerl.apps.schema import register_configs
+from mazerl.apps.schema import register_configs, typed
 from mazerl.core.config import CONF_DIR
 from mazerl.core.device import cpu_info, setup
 from mazerl.core.provenance import code_identity
-from mazerl.envs.spec import MazeSpec
+from mazerl.envs.spec import MazeTask
 from mazerl.eval.runner import BaseEvaluation, cached_sets, held_out_keys
 from mazerl.train.bank import BANK_DIR, INDEX, bank_index, sha256
 from mazerl.train.sft import obtain_base
@@ -40,19 +40,18 @@ def train_one(seed: int, cache: str) -> dict:
     register_configs()
     overrides = ["experiment=maze_long", f"seed={seed}", "base.bank=off", "threads=1"]
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose(config_name="config", overrides=[*overrides, f"base.cache_dir={cache}"])
+        cfg = typed(compose("config", overrides=[*overrides, f"base.cache_dir={cache}"]))
     device = torch.device("cpu")
     setup(seed, 1, device)
     root = Path(cache)
-    spec = MazeSpec.of(cfg.maze)
-    sets = cached_sets(spec, cfg.eval, root / "eval_sets")
-    held_out = held_out_keys(spec, cfg.eval, cfg.base.held_out, root / "eval_sets")
+    task = MazeTask.of(cfg.maze)
+    sets = cached_sets(task.spec, cfg.eval, root / "eval_sets")
+    held_out = held_out_keys(task.spec, cfg.eval, cfg.base.held_out, root / "eval_sets")
     policy, folder, origin = obtain_base(
-        spec, held_out, device, print, allow_revisits=cfg.maze.allow_revisits,
-        policy=cfg.policy, base=cfg.base,
-    )  # fmt: skip
+        task, held_out, device, print, policy=cfg.policy, base=cfg.base
+    )
     results = BaseEvaluation.load_or_run(
-        folder, policy, sets, device, print, maze=cfg.maze, eval=cfg.eval, weights=origin["sha256"]
+        folder, policy, sets, device, print, task=task, eval=cfg.eval, weights=origin["sha256"]
     ).results
     name = f"gru5-prim-s{seed}"
     shutil.copyfile(folder / "base.pt", BANK_DIR / f"{name}.pt")
@@ -65,7 +64,7 @@ def train_one(seed: int, cache: str) -> dict:
         "sha256": sha256(BANK_DIR / f"{name}.pt"),
         "made_by": {**cpu_info(), "threads": 1, "torch": torch.__version__, **code_identity()},
         "sft_steps": sft["steps"],
-        "exact": {s: {k: results[s][k] for k in EXACT} for s in results},
+        "exact": {s: {k: results[s].to_json()[k] for k in EXACT} for s in results},
     }
 
 

@@ -18,12 +18,12 @@ import time
 import torch
 from hydra import compose, initialize_config_dir
 
-from mazerl.apps.schema import register_configs
+from mazerl.apps.schema import register_configs, typed
 from mazerl.core.cache import cache_root
 from mazerl.core.config import CONF_DIR
 from mazerl.core.device import setup
 from mazerl.core.streams import STREAM_EVAL_SAMPLING, torch_generator
-from mazerl.envs.spec import MazeSpec
+from mazerl.envs.spec import MazeSpec, MazeTask
 from mazerl.eval.evaluate import build_sets, exact_route_masses, sampled_counts
 from mazerl.eval.passk import exact_pass_at_k, standard_error
 from mazerl.eval.runner import held_out_keys
@@ -47,16 +47,13 @@ def main() -> None:
     args = ap.parse_args()
     register_configs()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose(config_name="config", overrides=["threads=1"])
-        big = compose(config_name="config", overrides=["experiment=maze_group_sweep"])
+        cfg = typed(compose(config_name="config", overrides=["threads=1"]))
+        big = typed(compose(config_name="config", overrides=["experiment=maze_group_sweep"]))
     device = torch.device("cpu")
     setup(0, 1, device)
-    spec = MazeSpec.of(cfg.maze)
-    held_out = held_out_keys(spec, cfg.eval, cfg.base.held_out, cache_root(None) / "eval_sets")
-    policy, _, _ = obtain_base(
-        spec, held_out, device, print, allow_revisits=cfg.maze.allow_revisits,
-        policy=cfg.policy, base=cfg.base,
-    )  # fmt: skip
+    task = MazeTask.of(cfg.maze)
+    held_out = held_out_keys(task.spec, cfg.eval, cfg.base.held_out, cache_root(None) / "eval_sets")
+    policy, _, _ = obtain_base(task, held_out, device, print, policy=cfg.policy, base=cfg.base)
     policy.eval()
     t0 = time.perf_counter()
     big_sets = build_sets(MazeSpec.of(big.maze), big.eval)

@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 
 from mazerl.apps.bench import composed
-from mazerl.envs.spec import MazeSpec
+from mazerl.envs.spec import MazeTask
 from mazerl.eval.evaluate import excluded_keys
 from mazerl.eval.runner import cached_sets, held_out_keys
 from mazerl.train.collect import TrainingMazes
@@ -32,21 +32,18 @@ WARMUP = 10
 def main(cell: str, iterations: int) -> None:
     torch.set_num_threads(1)
     cfg = composed("experiment=leaderboard", f"cell={cell}", "seed=0")
-    spec, cpu, quiet = MazeSpec.of(cfg.maze), torch.device("cpu"), lambda line: None
+    task, cpu, quiet = MazeTask.of(cfg.maze), torch.device("cpu"), lambda line: None
+    spec = task.spec
     with tempfile.TemporaryDirectory() as tmp:
         cache = Path(tmp)
         sets = cached_sets(spec, cfg.eval, cache / "eval_sets", quiet)
         held = held_out_keys(spec, cfg.eval, cfg.base.held_out, cache / "eval_sets", quiet)
-        base, _, _ = obtain_base(
-            spec, held, cpu, quiet, allow_revisits=cfg.maze.allow_revisits, policy=cfg.policy,
-            base=cfg.base,
-        )  # fmt: skip
+        base, _, _ = obtain_base(task, held, cpu, quiet, policy=cfg.policy, base=cfg.base)
         mazes = TrainingMazes(
-            spec, cfg.maze.pool_size, excluded_keys(sets), cfg.seed, quiet,
-            cache_dir=cache / "train_mazes",
-        )  # fmt: skip
+            task, excluded_keys(sets), cfg.seed, quiet, cache_dir=cache / "train_mazes"
+        )
         learner = Learner.start(cfg.train, base, cfg.train.iterations)
-        step = TrainStep.of(cfg, cpu)
+        step = TrainStep.of(cfg, task, cpu)
         collect_s = learn_s = 0.0
         for it in range(WARMUP + iterations):
             mazes.prepare(cfg.train.num_prompts, it)

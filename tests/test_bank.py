@@ -1,40 +1,39 @@
 """The bank of base models: every shipped file matches its hash and its recorded exact pass@1,
 the main job and the study presets load bank model k, and a mismatch is refused clearly."""
 
-import json
 import shutil
 
 import pytest
 import torch
 from hydra import compose, initialize_config_dir
 
-from mazerl.apps.schema import register_configs
-from mazerl.core.config import CONF_DIR
+from mazerl.apps.schema import register_configs, typed
+from mazerl.core.config import CONF_DIR, to_container
 from mazerl.core.errors import CheckpointError, ConfigError
-from mazerl.envs.spec import MazeSpec
+from mazerl.envs.spec import MazeSpec, MazeTask
 from mazerl.eval import runner
-from mazerl.eval.evaluate import exact_route_masses
+from mazerl.eval.evaluate import SetResult, exact_route_masses
+from mazerl.eval.metric_names import Metric
 from mazerl.eval.runner import cached_sets, held_out_keys
 from mazerl.train.bank import BANK_DIR, INDEX, bank_file, bank_index, sha256
 from mazerl.train.sft import load_base, obtain_base
 
 CPU = torch.device("cpu")
+PASS1 = Metric("pass", k=1)
 
 
 def config(*overrides):
+    """The typed `mazerl-train` config with `overrides`."""
     register_configs()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        return compose(config_name="config", overrides=list(overrides))
+        return typed(compose(config_name="config", overrides=list(overrides)))
 
 
 def base_of(cfg, cache):
     """`obtain_base` as a run calls it, with the cache in `cache`."""
-    spec = MazeSpec.of(cfg.maze)
-    held_out = held_out_keys(spec, cfg.eval, cfg.base.held_out, cache / "eval_sets")
-    return obtain_base(
-        spec, held_out, CPU, lambda _: None, allow_revisits=cfg.maze.allow_revisits,
-        policy=cfg.policy, base=cfg.base,
-    )  # fmt: skip
+    task = MazeTask.of(cfg.maze)
+    held_out = held_out_keys(task.spec, cfg.eval, cfg.base.held_out, cache / "eval_sets")
+    return obtain_base(task, held_out, CPU, lambda _: None, policy=cfg.policy, base=cfg.base)
 
 
 def test_the_bank_holds_at_least_ten_models_with_seeds_0_to_k():
@@ -47,7 +46,7 @@ def test_each_bank_file_has_its_hash_and_its_recorded_exact_pass1(tmp_path):
     sets = cached_sets(MazeSpec.of(cfg.maze), cfg.eval, tmp_path)
     (id_set,) = [s for s in sets if s.name == "id"]
     assert len(id_set.mazes) == 1024
-    policy_cfg = json.loads(json.dumps(dict(cfg.policy)))
+    policy_cfg = to_container(cfg.policy)
     for entry in bank_index().values():
         path = BANK_DIR / entry["file"]
         assert sha256(path) == entry["sha256"]
@@ -62,7 +61,12 @@ def test_each_bank_file_has_its_hash_and_its_recorded_exact_pass1(tmp_path):
 
 @pytest.mark.parametrize(
     "overrides, seed",
-    [((), 0), (("experiment=maze_long", "seed=3"), 3), (("experiment=leaderboard", "seed=7"), 7)],
+    [
+        ((), 0),
+        (("experiment=maze_long", "seed=3"), 3),
+        (("experiment=leaderboard", "seed=7"), 7),
+        (("experiment=leaderboard", "seed=2", "maze.pool_size=100"), 2),  # RL-only: not keyed
+    ],
 )
 def test_the_main_job_and_the_study_presets_load_bank_model_k(tmp_path, overrides, seed):
     cfg = config(*overrides, "base.bank=require", f"base.cache_dir={tmp_path}")
@@ -98,19 +102,58 @@ def test_a_stored_base_evaluation_belongs_to_its_weights(tmp_path, monkeypatch):
 
     def evaluate_all(*args, **kwargs):
         calls.append(1)
-        return {"id": {"pass@1": len(calls) / 4}}
+        return {"id": SetResult({PASS1: len(calls) / 4})}
 
     monkeypatch.setattr(runner, "evaluate_all", evaluate_all)
     cfg = config()
 
     def stored(weights):
-        return runner.BaseEvaluation.load_or_run(
-            tmp_path, None, [], CPU, print, maze=cfg.maze, eval=cfg.eval, weights=weights
-        ).results
+        return (
+            runner.BaseEvaluation.load_or_run(
+                tmp_path,
+                None,
+                [],
+                CPU,
+                print,
+                task=MazeTask.of(cfg.maze),
+                eval=cfg.eval,
+                weights=weights,
+            )
+            .results["id"]
+            .values[PASS1]
+        )
 
-    assert stored("bank") == {"id": {"pass@1": 0.25}}
-    assert stored("trained here") == {"id": {"pass@1": 0.5}}
-    assert stored("bank") == {"id": {"pass@1": 0.25}} and len(calls) == 2
+    assert stored("bank") == 0.25
+    assert stored("trained here") == 0.5
+    assert stored("bank") == 0.25 and len(calls) == 2
+
+
+def test_a_stored_base_evaluation_is_keyed_by_the_episodes_not_the_training_pool(
+    tmp_path, monkeypatch
+):
+    """The base model's evaluation depends on the evaluation sets (the spec) and the maze
+    rule, not on `maze.pool_size`, which only the training mazes read: runs that differ in
+    the pool share one stored evaluation; another rule or spec has its own."""
+    calls = []
+
+    def evaluate_all(*args, allow_revisits, **kwargs):
+        calls.append(allow_revisits)
+        return {"id": SetResult({PASS1: len(calls) / 4})}
+
+    monkeypatch.setattr(runner, "evaluate_all", evaluate_all)
+
+    def stored(*overrides):
+        cfg = config(*overrides)
+        return runner.BaseEvaluation.load_or_run(
+            tmp_path, None, [], CPU, print, task=MazeTask.of(cfg.maze), eval=cfg.eval,
+            weights="w",
+        ).results["id"].values[PASS1]  # fmt: skip
+
+    assert stored() == 0.25
+    assert stored("maze.pool_size=64") == 0.25 and calls == [False]
+    assert stored("maze.allow_revisits=true") == 0.5
+    assert stored("maze.routes=2") == 0.75
+    assert calls == [False, True, False]
 
 
 def test_too_few_mazes_left_for_sft_names_base_held_out(tmp_path):

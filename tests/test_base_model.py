@@ -10,6 +10,7 @@ from test_bank import CPU
 from test_bank import config as bank_config
 
 from mazerl.apps.eval import base_weights
+from mazerl.core.config import to_container
 from mazerl.envs.maze import replay
 from mazerl.envs.spec import MazeSpec
 from mazerl.eval.evaluate import exact_route_masses
@@ -104,7 +105,7 @@ def test_mazerl_eval_compares_a_bank_run_with_its_bank_model(tmp_path):
     sets = cached_sets(MazeSpec.of(cfg.maze), cfg.eval, tmp_path / "sets")
     (id_set,) = [s for s in sets if s.name == "id"]
     entry = next(e for e in bank_index().values() if e["seed"] == 0)
-    policy, _ = load_base(BANK_DIR / entry["file"], json.loads(json.dumps(dict(cfg.policy))), CPU)
+    policy, _ = load_base(BANK_DIR / entry["file"], to_container(cfg.policy), CPU)
     masses, _ = exact_route_masses(policy, id_set.mazes, 1.0, CPU)
     assert len(id_set.mazes) == 16 and base == pytest.approx(masses[:, 0].mean(), abs=1e-6)
 

@@ -10,7 +10,7 @@ from omegaconf import OmegaConf
 
 from mazerl.core.errors import ConfigError, LayoutError
 from mazerl.envs import layouts
-from mazerl.envs.spec import MazeSpec, sample_mazes
+from mazerl.envs.spec import MazeSpec, MazeTask, sample_mazes
 from mazerl.eval.evaluate import build_sets
 from mazerl.train.collect import TrainingMazes
 
@@ -110,7 +110,7 @@ def test_training_pool_from_a_collection_and_a_too_small_space():
     spec = MazeSpec(layout="prim5-20")
     notes = []
     shared = {spec.collection[3].key, spec.collection[7].key}
-    mazes = TrainingMazes(spec, 0, shared, seed=0, log=notes.append)
+    mazes = TrainingMazes(MazeTask(spec), shared, seed=0, log=notes.append)
     assert notes == [
         "note: evaluation is (partly) on training mazes: 2 of the 20 mazes of "
         "maze.layout=prim5-20 are evaluation mazes"
@@ -118,14 +118,14 @@ def test_training_pool_from_a_collection_and_a_too_small_space():
     drawn = mazes.draw(8, it=0, rounds=0)
     assert len({m.key for m in drawn}) == 8 and all(m in spec.collection for m in drawn)
     with pytest.raises(ConfigError, match=r"maze\.pool_size must be 0 with maze\.layout"):
-        TrainingMazes(spec, 5, set(), seed=0)
+        TrainingMazes(MazeTask(spec, pool_size=5), set(), seed=0)
     tiny = MazeSpec(size=2)  # 2x2 cells, corners: 4 distinct mazes
     every = {m.key for m in sample_mazes(tiny, 200, set(), 0, 99)}
     assert len(every) == 4
     with pytest.raises(
         ConfigError, match=r"gave 4 distinct mazes, 4 of them evaluation.*maze\.size"
     ):
-        TrainingMazes(tiny, 0, every, seed=0)
+        TrainingMazes(MazeTask(tiny), every, seed=0)
 
 
 def _maze_cli(*args, cwd):

@@ -13,6 +13,7 @@ from mazerl.envs import generators
 from mazerl.envs.maze import replay, simple_paths
 from mazerl.envs.spec import MazeSpec
 from mazerl.eval.evaluate import is_scalar, sampled_metrics
+from mazerl.eval.metric_names import Metric
 from mazerl.eval.metrics import METRICS
 from mazerl.policy import POLICIES, build_policy
 from mazerl.policy.base import BOS_ACTION
@@ -155,4 +156,4 @@ def test_metric_is_a_real_number_of_the_set_in_sampled_metrics(name):
     assert is_scalar(value) and np.isfinite(float(value))
     # a metric of the set: the order of its mazes does not matter
     assert float(METRICS.get(name)(correct[::-1].copy(), n)) == float(value)
-    assert sampled_metrics(correct, n, [1])[name] == float(value)
+    assert sampled_metrics(correct, n, [1])[Metric(name)] == float(value)

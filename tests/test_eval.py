@@ -1,12 +1,16 @@
 """The evaluator against a policy whose success probability is known exactly."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
+from conftest import ROOT
 
 from mazerl.envs.maze import replay
 from mazerl.envs.spec import MazeSpec, sample_mazes
-from mazerl.eval.evaluate import EvalSet, evaluate_set, route_logprobs
+from mazerl.eval.evaluate import EvalSet, SetResult, evaluate_set, route_logprobs
+from mazerl.eval.metric_names import Metric
 from mazerl.eval.passk import exact_pass_at_k
 from mazerl.policy.base import SequencePolicy
 from mazerl.policy.tokens import N_ACTIONS, encode
@@ -80,7 +84,7 @@ def test_sampled_pass_at_k_agrees_with_exact_within_standard_error(mazes):
         generator=torch.Generator().manual_seed(0),
         batch_rollouts=8192,
         device="cpu",
-    )
+    ).to_json()  # as saved: each value under its key within the set
     p = 0.8 ** np.array([m.shortest_path_length for m in mazes])
     for k in (1, 4, 16, 64, 256, 1024):  # exact values, by hand
         assert result[f"exact_pass@{k}"] == pytest.approx(exact_pass_at_k(p, k).mean(), abs=1e-6)
@@ -92,6 +96,27 @@ def test_sampled_pass_at_k_agrees_with_exact_within_standard_error(mazes):
         np.mean(np.array(result["per_maze"]["successes"]) > 0)
     )
     assert len(result["per_maze"]["successes"]) == len(mazes)
+
+
+def test_a_sets_values_are_keyed_by_metric_and_saved_under_the_committed_keys(mazes):
+    """`evaluate_set` returns its values keyed by `Metric` (named within the set); what a run
+    saves is each under its `Metric.key`: a committed evaluation file read back and saved
+    again holds the same keys and values."""
+    result = evaluate_set(
+        NoisyFollower(mazes[:6], q=0.8), EvalSet("known", mazes[:6]), n=4, ks=[1, 4],
+        exact_ks=[1, 8], temperature=1.0, allow_revisits=False,
+        generator=torch.Generator().manual_seed(0), batch_rollouts=64, device="cpu",
+    )  # fmt: skip
+    assert all(isinstance(m, Metric) and (m.set, m.source) == ("", "eval") for m in result.values)
+    p = 0.8 ** np.array([m.shortest_path_length for m in mazes[:6]])
+    assert result.values[Metric("exact_pass", k=1)] == pytest.approx(p.mean(), abs=1e-6)
+    assert result.on_set("known")[Metric("exact_pass", "known", 1)] == pytest.approx(p.mean())
+    assert result.to_json()["exact_pass@8"] == result.values[Metric("exact_pass", k=8)]
+    run = ROOT / "experiments" / "runs" / "methods_routes" / "clip_cov_N8_g0.0_s0"
+    committed = json.loads((run / "eval" / "step_0000250.json").read_text())
+    again = {s: SetResult.from_json(r).to_json() for s, r in committed.items()}
+    assert again == committed
+    assert "exact_pass@256_se" in committed["id"] and "per_maze" in committed["id"]
 
 
 def test_temperature_scales_exact_probability(mazes):
@@ -127,10 +152,10 @@ def test_exact_metrics_cover_every_maze_and_sampling_the_first_ones(mazes):
     part = evaluate_set(
         policy, EvalSet("known", mazes), **kw, generator=torch.Generator().manual_seed(0),
         sampled_mazes=10,
-    )  # fmt: skip
+    ).to_json()  # fmt: skip
     alone = evaluate_set(
         policy, EvalSet("first", mazes[:10]), **kw, generator=torch.Generator().manual_seed(0)
-    )
+    ).to_json()
     p = q ** np.array([m.shortest_path_length for m in mazes], dtype=float)
     np.testing.assert_allclose(part["per_maze"]["exact_p"], p, rtol=1e-5)
     for k in (1, 2048):  # mean and standard error over all 120 mazes, by hand
@@ -147,7 +172,7 @@ def test_exact_metrics_cover_every_maze_and_sampling_the_first_ones(mazes):
 def test_evaluation_sets_are_built_once_per_config(tmp_path):
     from hydra import compose, initialize_config_dir
 
-    from mazerl.apps.schema import register_configs
+    from mazerl.apps.schema import register_configs, typed
     from mazerl.core.config import CONF_DIR
     from mazerl.envs.spec import MazeSpec
     from mazerl.eval.evaluate import build_sets
@@ -155,8 +180,8 @@ def test_evaluation_sets_are_built_once_per_config(tmp_path):
 
     register_configs()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose(config_name="config", overrides=["experiment=smoke"])
-        other = compose(config_name="config", overrides=["experiment=smoke", "eval.seed=7"])
+        cfg = typed(compose(config_name="config", overrides=["experiment=smoke"]))
+        other = typed(compose("config", overrides=["experiment=smoke", "eval.seed=7"]))
     spec = MazeSpec.of(cfg.maze)
     first = cached_sets(spec, cfg.eval, tmp_path)
     (stored,) = tmp_path.glob("sets_*.pkl")
@@ -216,7 +241,7 @@ def test_a_metric_returned_by_evaluate_set_reaches_tensorboard_metrics_json_and_
     from hydra import compose, initialize_config_dir
 
     from mazerl.analysis.runs import load_sweep
-    from mazerl.apps.schema import register_configs, validate
+    from mazerl.apps.schema import register_configs, typed, validate
     from mazerl.core.config import CONF_DIR
     from mazerl.eval import evaluate
     from mazerl.train.loop import train
@@ -225,7 +250,7 @@ def test_a_metric_returned_by_evaluate_set_reaches_tensorboard_metrics_json_and_
 
     def with_maze_count(correct, n, ks):  # a NumPy int and a NumPy float, added inside
         out = plain(correct, n, ks)  # evaluate_set (as a new metric is)
-        return out | {"maze_count": np.int64(len(correct)), "half": np.float32(0.5)}
+        return out | {Metric("maze_count"): np.int64(len(correct)), Metric("half"): np.float32(0.5)}
 
     monkeypatch.setattr(evaluate, "sampled_metrics", with_maze_count)
     register_configs()
@@ -251,7 +276,7 @@ def test_a_metric_returned_by_evaluate_set_reaches_tensorboard_metrics_json_and_
         cfg = compose("config", overrides=tiny)
     validate(cfg)
     run = tmp_path / "run" / "job"
-    train(cfg, run)
+    train(typed(cfg), run)
     (run / ".hydra").mkdir()  # a run folder as Hydra leaves it, for `load_sweep`
     (run / ".hydra" / "overrides.yaml").write_text("[]\n")
     final = json.loads((run / "metrics.json").read_text())

@@ -16,11 +16,11 @@ import shutil
 import numpy as np
 import pytest
 import torch
-from conftest import run_app
+from conftest import ROOT, run_app
 
-import mazerl.analysis.leaderboard as leaderboard
 from mazerl.analysis import summarize
 from mazerl.analysis.stats import paired_difference
+from mazerl.analysis.study import load_module
 from mazerl.train.bank import INDEX, bank_index
 
 TINY = [
@@ -94,7 +94,9 @@ def test_a_new_method_joins_the_committed_board_paired_by_bank_model(tmp_path, m
     mine = sweep(tmp_path, "leaderboard", "algo=w_reinforce", "mine")
     models = tiny_bank(tmp_path / "cache", tmp_path / "bank")
     assert sorted(models) == [0, 1]  # one base model per seed
-    monkeypatch.setattr(leaderboard, "bank_index", lambda: bank_index(tmp_path / "bank"))
+    protocol = ROOT / "experiments" / "studies" / "leaderboard" / "protocol.py"
+    (committed / "study.yaml").write_text(f"pairing: {protocol}:PROTOCOL\n")  # as decisive's
+    monkeypatch.setattr(load_module(protocol), "bank_index", lambda: bank_index(tmp_path / "bank"))
     # bank model 0's new run came from a machine of another vector capability
     own = json.loads((mine / "w_reinforce_N8_g0.0_s0" / "metrics.json").read_text())
     other = "AVX512" if own["cpu_capability"] != "AVX512" else "AVX2"

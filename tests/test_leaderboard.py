@@ -9,11 +9,13 @@ import shutil
 import matplotlib.pyplot as plt
 import pytest
 import yaml
+from conftest import ROOT
 from test_paired import fake_run
 
 from mazerl.analysis import find_runs, summarize
 from mazerl.analysis.leaderboard import board_rows, draw_frontier, frontier_points, measure
 from mazerl.analysis.runs import at_step, evaluations, method_name
+from mazerl.analysis.study import load_module
 from mazerl.analysis.tables import aggregate
 from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import UserError
@@ -395,13 +397,16 @@ def test_summary_names_the_code_each_run_ran_at_and_figures_the_summarizing_code
 
 BANK = {f"key{k}": {"name": f"m{k}", "seed": k, "key": f"key{k}", "sha256": f"sha{k}"}
         for k in range(3)}  # fmt: skip
+PROTOCOL_FILE = ROOT / "experiments" / "studies" / "leaderboard" / "protocol.py"
+protocol = load_module(PROTOCOL_FILE)  # the leaderboard study's pairing, as summarize loads it
 
 
 def on_protocol(sweep, bank_of=None, grid=None):
     """Make `board_sweep`'s runs the leaderboard protocol's: each chose cell n8 and started
     from bank model `bank_of[run]` (default: its seed), as its metrics.json and config
     (base.bank=require, base.seed=${seed}) say, all on one machine; `grid`: the sweep's
-    hydra.sweeper.params."""
+    hydra.sweeper.params; its study.yaml names the protocol (`pairing`)."""
+    (sweep / "study.yaml").write_text(f"pairing: {PROTOCOL_FILE}:PROTOCOL\n")
     for run in sorted(p for p in sweep.iterdir() if p.is_dir()):
         seed = int(run.name.rsplit("_s", 1)[1])
         k = (bank_of or {}).get(run.name, seed)
@@ -420,9 +425,7 @@ def on_protocol(sweep, bank_of=None, grid=None):
 def test_protocol_n_is_read_at_its_finished_runs_end_and_earlier_only_on_request(
     tmp_path, monkeypatch
 ):
-    import mazerl.analysis.leaderboard as leaderboard
-
-    monkeypatch.setattr(leaderboard, "bank_index", lambda: BANK)
+    monkeypatch.setattr(protocol, "bank_index", lambda: BANK)
     grid = {"algo": "grpo,maxrl,pkpo", "seed": "0,1,2", "cell": "n8,n32"}
     sweep = on_protocol(board_sweep(tmp_path / "sweep", rise=0.01), grid=grid)
     # PKPO on bank model 1 still trains: evaluated at steps 5 and 10, no metrics.json yet
@@ -469,9 +472,7 @@ def test_protocol_n_is_read_at_its_finished_runs_end_and_earlier_only_on_request
 
 
 def test_protocol_runs_of_different_lengths_are_read_at_the_step_they_share(tmp_path, monkeypatch):
-    import mazerl.analysis.leaderboard as leaderboard
-
-    monkeypatch.setattr(leaderboard, "bank_index", lambda: BANK)
+    monkeypatch.setattr(protocol, "bank_index", lambda: BANK)
     sweep = on_protocol(board_sweep(tmp_path / "sweep", rise=0.01))
     # PKPO ran to step 10 only (a reduced length), every other method to step 20
     for seed in (0, 1, 2):
@@ -493,9 +494,7 @@ def test_protocol_runs_of_different_lengths_are_read_at_the_step_they_share(tmp_
 def test_protocol_runs_pair_by_bank_model_not_seed_and_unplaced_runs_are_named(
     tmp_path, monkeypatch
 ):
-    import mazerl.analysis.leaderboard as leaderboard
-
-    monkeypatch.setattr(leaderboard, "bank_index", lambda: BANK)
+    monkeypatch.setattr(protocol, "bank_index", lambda: BANK)
     # MaxRL's seed 1 run started from bank model 2 and its seed 2 run from bank model 1
     swapped = {"maxrl_N8_g0_s1": 2, "maxrl_N8_g0_s2": 1}
     sweep = on_protocol(board_sweep(tmp_path / "sweep"), bank_of=swapped)
@@ -516,11 +515,31 @@ def test_protocol_runs_pair_by_bank_model_not_seed_and_unplaced_runs_are_named(
     assert line(rows, "| 8 | PKPO")[2] == "3"  # bank models 0-2; the run from before left out
 
 
+def test_runs_that_chose_a_cell_are_paired_by_seed_where_no_study_names_the_protocol(
+    tmp_path, monkeypatch
+):
+    """The library holds no study's protocol: the same runs, their study.yaml gone, are a
+    plain methods board paired by seed (MaxRL's seed 1 and 2 runs against GRPO's seed 1 and
+    2 runs, not against the runs of their bank models)."""
+    monkeypatch.setattr(protocol, "bank_index", lambda: BANK)
+    swapped = {"maxrl_N8_g0_s1": 2, "maxrl_N8_g0_s2": 1}
+    sweep = on_protocol(board_sweep(tmp_path / "sweep"), bank_of=swapped)
+    by_bank = section(summarize(sweep), "### Leaderboard, id")
+    (sweep / "study.yaml").unlink()
+    table = summarize(sweep)
+    by_seed = section(table, "### Leaderboard, id")
+    assert "bank model" not in table.split("### Leaderboard, id")[0].split("## Leaderboard")[1]
+    # by seed, MaxRL - GRPO is 0.1, 0.2, 0.3 on every maze: +20 with its seeds' spread
+    half = 100 * T2 * 0.1 / math.sqrt(3)
+    assert line(by_seed, "| 8 | MaxRL")[6] == f"+20.0 [{20 - half:+.1f}, {20 + half:+.1f}]"
+    assert line(by_bank, "| 8 | MaxRL")[6] != line(by_seed, "| 8 | MaxRL")[6]
+
+
 def test_a_protocol_board_without_a_placed_run_still_says_why():
     from mazerl.analysis.leaderboard import Placement, board_markdown
 
     why = "- runs/a: left out: its metrics.json names no base model (a run from before the bank)"
-    placement = Placement({}, {}, {}, [why])
+    placement = Placement({}, {}, {}, [why], protocol.PROTOCOL)
     assert board_markdown([], [Metric.of("eval/id/exact_pass@1")], placement) == [
         "## Leaderboard", "", "No run could be placed:", "", why, ""
     ]  # fmt: skip

@@ -164,8 +164,12 @@ def test_a_study_yaml_names_sections_and_bad_entries_are_one_line(tmp_path):
         with pytest.raises(UserError, match=why) as e:
             summarize(sweep)
         assert str(sweep / "study.yaml") in str(e.value) and "\n" not in str(e.value)
+    (sweep / "study.yaml").write_text("pairing: ../mine.py:nothing\n")  # a pairing, the same way
+    with pytest.raises(UserError, match=r"pairing '\.\./mine\.py:nothing': .* has no nothing"):
+        summarize(sweep)
     (sweep / "study.yaml").write_text("section:\n  - ../mine.py:runs_seen\n")  # a typo
-    with pytest.raises(UserError, match="unknown key 'section' \\(known: claims, sections\\)"):
+    known = r"unknown key 'section' \(known: claims, sections, pairing\)"
+    with pytest.raises(UserError, match=known):
         summarize(sweep)
 
 

@@ -20,7 +20,7 @@ from omegaconf import open_dict
 
 import mazerl
 from mazerl.algos import ADVANTAGES, POLICY_LOSSES
-from mazerl.apps.schema import register_configs
+from mazerl.apps.schema import register_configs, typed
 from mazerl.core.config import CONF_DIR
 from mazerl.core.errors import UserError
 from mazerl.core.files import locked
@@ -283,7 +283,8 @@ def _nan_loss(**kwargs):
 
 
 def _smoke_config(run_dir: Path, base_cache: Path, *overrides: str):
-    """The smoke preset's config for calling `train` in this process, Hydra's run dir set."""
+    """The smoke preset's typed config for calling `train` in this process, Hydra's run dir
+    set."""
     register_configs()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose(
@@ -296,7 +297,7 @@ def _smoke_config(run_dir: Path, base_cache: Path, *overrides: str):
     HydraConfig.instance().set_config(cfg)
     with open_dict(cfg):
         del cfg["hydra"]
-    return cfg
+    return typed(cfg)
 
 
 def test_non_finite_steps_are_skipped_counted_and_stop_the_run(tmp_path, base_cache, monkeypatch):
@@ -449,14 +450,17 @@ def test_summarizer_lists_unreadable_metrics_by_name_and_summarizes_the_rest(tmp
 def test_a_job_waiting_for_the_base_evaluation_says_so_once_with_the_lock_path(tmp_path):
     import threading
 
-    from omegaconf import OmegaConf
-
     from mazerl.core.config import to_container
     from mazerl.core.files import config_hash, locked
+    from mazerl.envs.spec import MazeSpec, MazeTask
+    from mazerl.eval.config import EvalConfig
+    from mazerl.eval.evaluate import SetResult
+    from mazerl.eval.metric_names import Metric
     from mazerl.eval.runner import BaseEvaluation
 
-    cfg = OmegaConf.create({"eval": {"n": 4}, "maze": {"size": 3}})
-    key = config_hash(to_container(cfg.eval), to_container(cfg.maze), "sha")
+    task, eval = MazeTask(MazeSpec(size=3)), EvalConfig(n=4)
+    e = {k: v for k, v in to_container(eval).items() if k not in ("images", "images_every")}
+    key = config_hash(e, task.episodes(), "sha")
     (tmp_path / f"eval_{key}.json").write_text('{"id": {"pass@1": 0.25}}')
     lock = tmp_path / f".eval_{key}.lock"
     logged, done = [], []
@@ -469,8 +473,8 @@ def test_a_job_waiting_for_the_base_evaluation_says_so_once_with_the_lock_path(t
                     [],
                     "cpu",
                     logged.append,
-                    maze=cfg.maze,
-                    eval=cfg.eval,
+                    task=task,
+                    eval=eval,
                     weights="sha",
                 )
             )
@@ -481,7 +485,8 @@ def test_a_job_waiting_for_the_base_evaluation_says_so_once_with_the_lock_path(t
             time.sleep(0.01)
         assert logged == [f"waiting for another job holding the lock {lock}"] and not done
     waiter.join(10)
-    assert done[0].results == {"id": {"pass@1": 0.25}} and len(logged) == 1
+    assert done[0].results == {"id": SetResult({Metric("pass", k=1): 0.25})}
+    assert len(logged) == 1
 
 
 def test_checkpoints_written_before_the_new_settings_still_resume(tmp_path):
@@ -496,7 +501,7 @@ def test_checkpoints_written_before_the_new_settings_still_resume(tmp_path):
 
     register_configs()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        now = to_container(compose("config", overrides=["experiment=maze_group_sweep"]))
+        now = to_container(typed(compose("config", overrides=["experiment=maze_group_sweep"])))
     saved = {**now, "checkpoint": None, "train": dict(now["train"]), "algo": dict(now["algo"])}
     del saved["train"]["stop_on_zero_advantage"]
     del saved["train"]["zero_gradient_step"]  # the decisive study's checkpoints (05a85bb)

@@ -15,7 +15,7 @@ from mazerl.envs import layouts
 from mazerl.envs.batch import MazeBatch
 from mazerl.envs.maze import replay, simple_paths
 from mazerl.envs.maze_env import MazeEnv
-from mazerl.envs.spec import MazeSpec
+from mazerl.envs.spec import MazeSpec, MazeTask
 from mazerl.eval.evaluate import route_logprobs
 from mazerl.eval.routes import rare_routes, tail_miss_stats
 from mazerl.policy import build_policy
@@ -60,9 +60,9 @@ def test_eight_equal_routes_and_an_impossible_request():
 def test_cached_training_mazes_are_the_fresh_draws_generated_once(tmp_path, monkeypatch):
     spec = MazeSpec(size=4, routes=2)
     excluded = {spec.sample(np.random.default_rng(i)).key for i in range(20)}
-    fresh = TrainingMazes(spec, 0, excluded, seed=3)
+    fresh = TrainingMazes(MazeTask(spec), excluded, seed=3)
     cache = tmp_path / "train_mazes"
-    first = TrainingMazes(spec, 0, excluded, seed=3, cache_dir=cache, block=4)
+    first = TrainingMazes(MazeTask(spec), excluded, seed=3, cache_dir=cache, block=4)
     # iterations 0-9: three blocks of 4 (the last one partly used)
     drawn = [first.draw(5, it, 0) for it in range(10)]
     assert [[m.key for m in d] for d in drawn] == [
@@ -74,7 +74,7 @@ def test_cached_training_mazes_are_the_fresh_draws_generated_once(tmp_path, monk
     calls = []
     real = collect.sample_mazes
     monkeypatch.setattr(collect, "sample_mazes", lambda *a: calls.append(a[3:]) or real(*a))
-    again = TrainingMazes(spec, 0, excluded, seed=3, cache_dir=cache, block=4)
+    again = TrainingMazes(MazeTask(spec), excluded, seed=3, cache_dir=cache, block=4)
     assert [m.key for m in again.draw(5, 9, 0)] == [m.key for m in drawn[9]]
     assert [m.key for m in again.draw(5, 1, 0)] == [m.key for m in drawn[1]]
     pool, fresh_stream = collect.STREAM_TRAIN_POOL, collect.STREAM_TRAIN_MAZES
@@ -87,7 +87,7 @@ def test_cached_training_mazes_are_the_fresh_draws_generated_once(tmp_path, monk
     monkeypatch.setattr(collect, "sample_mazes", lambda *a: calls.append(a[3:]) or real(*a))
     # later sampling rounds (DAPO refills) are generated, not read; another seed has its files
     again.draw(5, 1, 1)
-    TrainingMazes(spec, 0, excluded, seed=4, cache_dir=cache, block=4).draw(5, 1, 0)
+    TrainingMazes(MazeTask(spec), excluded, seed=4, cache_dir=cache, block=4).draw(5, 1, 0)
     assert calls[2:] == [
         (3, fresh_stream, 1, 1),
         (4, pool),

@@ -4,6 +4,7 @@ custom-scalars layout (headline first), the headline tags, HParams, behaviour im
 import io
 import json
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -22,8 +23,9 @@ from mazerl.analysis.runs import find_runs, swept_keys
 from mazerl.envs.maze import Maze
 from mazerl.envs.render import END_MARKS, render_behaviour, visit_fraction
 from mazerl.eval.dashboard import headline_ks, train_layout
+from mazerl.eval.evaluate import SetResult
 from mazerl.eval.metric_names import Metric
-from mazerl.eval.runner import log_eval
+from mazerl.eval.runner import log_eval, read_saved
 
 
 @pytest.fixture(scope="module")
@@ -252,11 +254,11 @@ def test_log_eval_writes_a_committed_runs_metric_names_and_values():
     common split, the route metrics: not committed); the tags are the TensorBoard sections."""
     run = ROOT / "experiments" / "runs" / "methods_routes" / "clip_cov_N8_g0.0_s0"
     committed = json.loads((run / "metrics.json").read_text())
-    last = json.loads(max((run / "eval").glob("step_*.json")).read_text())
+    last = read_saved(json.loads(max((run / "eval").glob("step_*.json")).read_text()))
     base: dict = {}
     for name, value in committed["base"].items():
         metric = Metric.of(name)
-        base.setdefault(metric.set, {})[metric.key] = value
+        base.setdefault(metric.set, SetResult({})).values[replace(metric, set="")] = value
     writer = Tags()
     flat = log_eval(writer, last, base, 3000, 0)
     per_maze = {"rare_success_mazes", "success_on_rare", "success_on_common"}

@@ -11,18 +11,22 @@ varies `algo` over `MIN_METHODS` or more values.
     runs = find_runs(Path("runs/my_methods"))
     rows = measure(board_rows(runs), aggregate(runs)[0])  # Row.values, .diffs, .converged
 
-Runs that choose a leaderboard cell (`cell=n32`, conf/cell/) are paired by the bank model they
-started from instead of by seed, from one folder or several (`mazerl-summarize MY_SWEEP
-OTHER_SWEEP --out DIR` puts a new method beside the committed ones): `place` finds each run's
-bank model, reads each N at its finished runs' end (before any has finished, or where they ran
-different lengths, at the latest evaluation its runs share), and flags pairs whose runs ran on
-different kinds of CPU.
+The library holds no study's protocol. A study pairs its runs by another unit than the seed
+through a `Pairing` its `study.yaml` names (`pairing: FILE.py:NAME`; the leaderboard's, by
+bank model: experiments/studies/leaderboard/protocol.py): its runs that choose an option of
+the pairing's config group are paired by the unit it gives each, from one folder or several
+(`mazerl-summarize MY_SWEEP OTHER_SWEEP --out DIR` puts a new method beside the committed
+ones): `place` finds each run's unit, reads each N at its finished runs' end (before any has
+finished, or where they ran different lengths, at the latest evaluation its runs share), and
+flags pairs whose runs ran on different machines (CPU kind, vector capability, threads).
+`bank_model` says which bank model a run started from (the bank is the library's).
 """
 
 import csv
 import itertools
 import math
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,7 +58,6 @@ from mazerl.analysis.runs import (
 from mazerl.analysis.stats import PairedDiff, paired_difference, reading
 from mazerl.analysis.tables import headline, paired_matrix, same_value, sets_of, table_head
 from mazerl.eval.metric_names import Metric
-from mazerl.train.bank import bank_index
 
 MIN_METHODS = 3  # distinct `algo` values that make a sweep a leaderboard
 BOARD_KS = (1, 256, 2048)  # pass@k columns
@@ -64,8 +67,7 @@ ROUTE_METRICS = (("expected_distinct", DISTINCT_SAMPLES), ("rare_mass", None))  
 METHOD_KEYS = ("algo", "focal.gamma", *N_KEYS, "seed")  # any other swept key splits rows
 # ... but these: a config group naming a row's N or method, or where and how a run ran
 RUN_KEYS = ("cell", "method", "threads", "device", "base.bank", "base.cache_dir", "logger.progress")
-CROSS_MARK = "†"  # a row with a pair across CPU kinds
-CROSS_NOTE = "paired by bank model across CPU kinds: RL rounding differs"
+CROSS_MARK = "†"  # a row with a pair across machines (`Pairing.cross_note`)
 FRONTIER_NOTE = (
     "crosses: 95% interval of the paired difference from GRPO (same N, seed and maze; two-way "
     "seed x maze decomposition) around the method's seed mean: a cross that misses GRPO's dotted "
@@ -81,8 +83,8 @@ class Row:
     at one update per batch: shown, not compared) with its finished `runs`, the GRPO runs at
     `n` (`reference`) and the pairs (GRPO run, run) of the seeds both finished; or the base
     model (`kind` "base", `runs` the finished runs at `n`, whose base models it averages).
-    Pairs are by seed, or on the protocol by bank model; `crossed` names the pairs whose two
-    runs ran on different kinds of CPU. `measure` fills `values` {column: (mean, seeds)},
+    Pairs are by seed, or under a `Pairing` by its unit; `crossed` names the pairs whose two
+    runs ran on different machines. `measure` fills `values` {column: (mean, seeds)},
     `diffs` {column: PairedDiff} and `converged` {set: yes/no/n/a}."""
 
     n: int
@@ -99,23 +101,46 @@ class Row:
     crossed: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Pairing:
+    """A study's pairing protocol, named by its `study.yaml` (`pairing: FILE.py:NAME`): runs
+    that choose an option of the config group `group` are paired by the unit `unit_of(run)`
+    gives (`(unit, "")`, or `(None, why the run cannot be placed)`) instead of by seed.
+
+    Attributes:
+        group: the config group whose choice puts a run on the protocol (`cell`).
+        unit_of: a run's unit, as `(name, "")` or `(None, why)`.
+        unit: the unit's word (`bank model`).
+        units: its plural (`bank models`).
+        paired_by: the sentence the board says how runs are paired with.
+        cross_note: what a pair of runs on different machines means (after `CROSS_MARK`).
+    """
+
+    group: str
+    unit_of: Callable[[Run], tuple[str | None, str]]
+    unit: str
+    units: str
+    paired_by: str
+    cross_note: str
+
+    def applies(self, runs: list[Run]) -> bool:
+        """Some run chose an option of `group`."""
+        return any(r.choices.get(self.group) for r in runs)
+
+
 @dataclass
 class Placement:
-    """The runs of the leaderboard protocol as the board pairs them: `units` {run folder:
-    "bank model k"}, the bank model each placed run started from; `machines` {run folder:
-    (cpu, vector capability, threads)} from its metrics.json (None while it trains); `steps`
-    {N: step} where N's runs are read at their latest common evaluation, not at their ends;
-    `notes`, markdown lines saying so and naming each run left out."""
+    """The runs of a `Pairing` as the board pairs them: `units` {run folder: unit name}, each
+    placed run's unit; `machines` {run folder: (cpu, vector capability, threads)} from its
+    metrics.json (None while it trains); `steps` {N: step} where N's runs are read at their
+    latest common evaluation, not at their ends; `notes`, markdown lines saying so and naming
+    each run left out; `pairing`, the protocol."""
 
     units: dict[Path, str]
     machines: dict[Path, tuple | None]
     steps: dict[int, int]
     notes: list[str]
-
-
-def on_protocol(runs: list[Run]) -> bool:
-    """Some run chose a leaderboard cell (`cell=n32`, conf/cell/)."""
-    return any(r.choices.get("cell") for r in runs)
+    pairing: Pairing
 
 
 def bank_model(run: Run, index: dict[str, dict]) -> tuple[str | None, str]:
@@ -178,20 +203,22 @@ def _started_by_n(runs: list[Run], units: dict[Path, str]) -> dict[int, list[Run
     return by_n
 
 
-def place(runs: list[Run], step: int | None = None) -> tuple[list[Run], Placement | None]:
-    """The runs as the protocol's board reads them, and their `Placement` (the runs as they
-    are and None off the protocol). A run whose base model is not a bank model is left out,
-    with one line. Unless `step` (`--at-step`) set one step for all, an N is read at its
-    finished runs' end where they all ended at one step (its runs still training stay
-    unfinished, with one line), and otherwise (none finished yet, or they ran different lengths)
+def place(
+    runs: list[Run], pairing: Pairing | None, step: int | None = None
+) -> tuple[list[Run], Placement | None]:
+    """The runs as the board of `pairing` reads them, and their `Placement` (the runs as they
+    are and None without a pairing, or where no run chose its group). A run without a unit
+    (`Pairing.unit_of`) is left out, with one line. Unless `step` (`--at-step`) set one step
+    for all, an N is read at its finished runs' end where they all ended at one step (its runs
+    still training stay unfinished, with one line), and otherwise (none finished yet, or they
+    ran different lengths)
     at the latest evaluation its started runs share (`at_step`); an N whose runs share none is
     left out, with one line."""
-    if not on_protocol(runs):
+    if pairing is None or not pairing.applies(runs):
         return runs, None
-    index = bank_index()
     units, machines, notes = {}, {}, []
     for r in runs:
-        unit, why = bank_model(r, index)
+        unit, why = pairing.unit_of(r)
         if unit is None:
             notes.append(f"- {r.path}: left out: {why}")
         else:
@@ -232,7 +259,7 @@ def place(runs: list[Run], step: int | None = None) -> tuple[list[Run], Placemen
         s = steps.get(r.n) if r.path in units else None
         ended_there = r.metrics is not None and r.metrics.get("iterations") == s
         read.append(r if s is None or ended_there else at_step(r, s))
-    return read, Placement(units, machines, steps, notes)
+    return read, Placement(units, machines, steps, notes, pairing)
 
 
 def varies_methods(runs: list[Run]) -> bool:
@@ -244,7 +271,7 @@ def board_rows(runs: list[Run], placement: Placement | None = None) -> list[Row]
     """The board's rows from the finished runs, per N (ascending): the base model (where the
     runs recorded it), then one row per method (its algo and gamma, and any other swept key
     but the seed and `RUN_KEYS`), GRPO at gamma 0 the reference, paired by seed; with a
-    `placement` (the protocol) only its placed runs, paired by bank model, at any length (its
+    `placement` (a `Pairing`'s) only its placed runs, paired by their unit, at any length (its
     steps make it one). Unmeasured: see `measure`."""
     finished = [r for r in runs if r.metrics is not None]
     skip = (*METHOD_KEYS, *RUN_KEYS)
@@ -281,8 +308,8 @@ def board_rows(runs: list[Run], placement: Placement | None = None) -> list[Row]
 
 
 def _crossed(pairs: list[tuple[Run, Run]], placement: Placement) -> list[str]:
-    """The pairs whose runs ran on different kinds of CPU (both known), as "bank model k
-    (its CPU against GRPO's)"."""
+    """The pairs whose runs ran on different machines (both known), as "<unit> (its machine
+    against GRPO's)"."""
     out = []
     for a, b in pairs:
         ma, mb = placement.machines.get(a.path), placement.machines.get(b.path)
@@ -437,8 +464,8 @@ def board_markdown(
     rows: list[Row], cols: list[Metric], placement: Placement | None = None
 ) -> list[str]:
     """One table per evaluation set (rows by N, then by ID pass@1), the routes tables on braid
-    mazes, each with the count of its intervals; on the protocol (`placement`) paired by
-    bank model, with its notes, and each row with a pair across CPU kinds marked and named."""
+    mazes, each with the count of its intervals; under a `Pairing` (`placement`) paired by
+    its unit, with its notes, and each row with a pair across machines marked and named."""
     boards = board_columns(cols)
     if not rows or not boards:
         notes = placement.notes if placement is not None else []
@@ -446,8 +473,8 @@ def board_markdown(
     first = "id" if "id" in boards else next(iter(boards))
     rank = boards[first][0]  # pass@1 where logged
     family = rank.family.replace("_", " ")
-    units = "seeds" if placement is None else "bank models"
-    unit = "seed" if placement is None else "bank model"
+    units = "seeds" if placement is None else placement.pairing.units
+    unit = "seed" if placement is None else placement.pairing.unit
     lines = [
         "## Leaderboard",
         "",
@@ -461,9 +488,9 @@ def board_markdown(
         "",
     ]
     if placement is not None:
+        pairing = placement.pairing
         lines += [
-            "Each run paired by the bank model it started from (its metrics.json's base model: "
-            f"cache key and sha256 those of the bank's file). {CROSS_MARK}: {CROSS_NOTE}.",
+            f"{pairing.paired_by} {CROSS_MARK}: {pairing.cross_note}.",
             "",
             *placement.notes,
             *([""] if placement.notes else []),
@@ -487,14 +514,15 @@ def board_markdown(
             cells += [_reading(row, compared, 100, ""), row.converged.get(s, "-")]
             lines.append(f"| {row.n} | {name} | {_seeds(row, cs[0])} | " + " | ".join(cells) + " |")
         lines += ["", _count_line(order, compared), ""]
-        lines += [*_cross_lines(shown), ""] if any(row.crossed for row in shown) else []
+        crossed = any(row.crossed for row in shown)
+        lines += [*_cross_lines(shown, placement.pairing), ""] if crossed else []
     return lines + routes_markdown(order, route_columns(rows, list(boards)))
 
 
-def _cross_lines(rows: list[Row]) -> list[str]:
+def _cross_lines(rows: list[Row], pairing: Pairing) -> list[str]:
     """The footnote of the rows marked `CROSS_MARK`: which pairs, on which CPUs."""
     return [
-        f"{CROSS_MARK} {row.name} at N = {row.n}, {CROSS_NOTE}: {'; '.join(row.crossed)}."
+        f"{CROSS_MARK} {row.name} at N = {row.n}, {pairing.cross_note}: {'; '.join(row.crossed)}."
         for row in rows
         if row.crossed
     ]
@@ -664,8 +692,8 @@ def missing_markdown(runs: list[Run], rows: list[Row]) -> list[str]:
 def write_board_csv(path: Path, rows: list[Row]) -> None:
     """One line per N, method and metric (fractions; routes in routes): the seed mean, the
     paired difference from GRPO with its 95% interval (empty where there is none), the
-    convergence of the metric's set, and how many pairs ran on two kinds of CPU (the
-    protocol's `CROSS_NOTE`)."""
+    convergence of the metric's set, and how many pairs ran on two machines (a pairing's
+    `cross_note`)."""
     with open(path, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["N", "method", "algo", "focal_gamma", "metric", "seeds", "mean", "diff_vs_grpo",

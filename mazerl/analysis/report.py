@@ -27,7 +27,7 @@ from mazerl.analysis.leaderboard import (
 )
 from mazerl.analysis.power import power_markdown
 from mazerl.analysis.runs import Run, agree, at_step, config_value, evaluations, find_runs
-from mazerl.analysis.study import Summary, study_sections
+from mazerl.analysis.study import Summary, study_pairing, study_sections
 from mazerl.analysis.tables import aggregate, markdown, paired_comparisons, write_csv
 from mazerl.core.provenance import code_identity, short_code
 
@@ -36,8 +36,9 @@ def summarize(*folders: Path, out: Path | None = None, step: int | None = None) 
     """Write `summary.md`, `summary.csv` and the figures into `out` (default: the one folder
     given) for every run under `folders`, and for a sweep of 3 or more methods (`algo`) the
     leaderboard (`mazerl.analysis.leaderboard`: its section, leaderboard.csv and
-    leaderboard.png; runs of the leaderboard protocol, from one folder or several, get it
-    paired by bank model: `place`), then the sections the folders' `study.yaml` names
+    leaderboard.png; the runs of a study's pairing protocol, which a folder's `study.yaml`
+    names, from one folder or several, get it paired by its unit: `place`), then the sections
+    the folders' `study.yaml` names
     (`mazerl.analysis.study`), and where the (first) folder's `study.yaml` names a claims
     file, `claims.md` and `claims.csv` (`mazerl.analysis.claims`); returns the markdown.
     summary.md names the code the runs ran at (`code_line`), each figure's footer the command
@@ -48,7 +49,7 @@ def summarize(*folders: Path, out: Path | None = None, step: int | None = None) 
     out = check_folders(folders, out, step)
     sections = study_sections(folders)
     runs, notes = gather(folders, step)
-    runs, placement = place(runs, step)
+    runs, placement = place(runs, study_pairing(folders), step)
     out.mkdir(parents=True, exist_ok=True)
     command = shlex.join(["mazerl-summarize", *map(str, folders)])
     command += f" --out {out}" if len(folders) > 1 else ""

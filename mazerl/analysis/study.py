@@ -15,6 +15,10 @@ Each entry names a function `section(summary: Summary) -> list[str]`: the markdo
 adds (none: nothing to say for these runs); it may draw figures into `summary.dest.folder`.
 `summarize` appends the sections after its own, in the order listed; with several folders,
 each section once, in the order met.
+
+A study whose runs are paired by another unit than the seed names its protocol, a
+`mazerl.analysis.leaderboard.Pairing`, the same way (`pairing:
+../../studies/leaderboard/protocol.py:PROTOCOL`); with several folders, the first one named.
 """
 
 import importlib
@@ -71,36 +75,37 @@ def load_module(path: Path) -> ModuleType:
     return module
 
 
-def load_section(entry: str, folder: Path, where: str = STUDY_FILE) -> Section:
-    """The function `entry` names: `FILE.py:function` (FILE relative to `folder`) or
-    `module:function`; a `UserError` naming `where` and the entry when it cannot be found."""
+def load_section(entry: str, folder: Path, where: str = STUDY_FILE, what: str = "section"):
+    """The function (or, for a `pairing`, the object) `entry` names: `FILE.py:name` (FILE
+    relative to `folder`) or `module:name`; a `UserError` naming `where` and the entry when it
+    cannot be found."""
     target, _, function = str(entry).rpartition(":")
     if not target or not function:
-        raise UserError(
-            f"{where}: section {entry!r} is not 'file.py:function' or 'module:function'"
-        )
+        raise UserError(f"{where}: {what} {entry!r} is not 'file.py:function' or 'module:function'")
     if target.endswith(".py"):
         path = folder / target
         if not path.is_file():
-            raise UserError(f"{where}: section {entry!r}: no file {path}")
+            raise UserError(f"{where}: {what} {entry!r}: no file {path}")
         module = load_module(path)
     else:
         try:
             module = importlib.import_module(target)
         except ImportError as e:
-            raise UserError(f"{where}: section {entry!r}: cannot import {target} ({e})") from None
-    section = getattr(module, function, None)
-    if not callable(section):
-        raise UserError(f"{where}: section {entry!r}: {target} has no function {function}")
-    return section
+            raise UserError(f"{where}: {what} {entry!r}: cannot import {target} ({e})") from None
+    found = getattr(module, function, None)
+    if found is None or (what == "section" and not callable(found)):
+        kind = "function " if what == "section" else ""
+        raise UserError(f"{where}: {what} {entry!r}: {target} has no {kind}{function}")
+    return found
 
 
-KEYS = ("claims", "sections")  # what a study.yaml may say
+KEYS = ("claims", "sections", "pairing")  # what a study.yaml may say
 
 
 def study_spec(folder: Path) -> dict:
     """The `study.yaml` of sweep `folder` as a mapping (empty without one): `claims` (the
-    claims file, `mazerl.analysis.claims`) and `sections` (this module); one `UserError` line
+    claims file, `mazerl.analysis.claims`), `sections` and `pairing` (this module); one
+    `UserError` line
     where it is not YAML, not a mapping or has another key."""
     path = Path(folder) / STUDY_FILE
     if not path.is_file():
@@ -129,3 +134,14 @@ def study_sections(folders: tuple[Path, ...]) -> list[Section]:
         for entry in entries:
             out.setdefault(load_section(entry, path.parent, str(path)), None)
     return list(out)
+
+
+def study_pairing(folders: tuple[Path, ...]):
+    """The `Pairing` (`mazerl.analysis.leaderboard`) the first folder's `study.yaml` that
+    names one names (`pairing: FILE.py:NAME`); None where none does."""
+    for folder in folders:
+        entry = study_spec(folder).get("pairing")
+        if entry is not None:
+            path = Path(folder) / STUDY_FILE
+            return load_section(str(entry), path.parent, str(path), "pairing")
+    return None

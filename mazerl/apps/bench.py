@@ -48,20 +48,20 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import torch
-from omegaconf import DictConfig
 from torch.utils.flop_counter import FlopCounterMode
 
 from mazerl.core import phases as phase_meter
 from mazerl.core.cli import ArgumentParser
 from mazerl.envs.batch import MazeBatch, MazeVectorEnv
 from mazerl.envs.maze_env import MazeEnv
-from mazerl.envs.spec import MazeSpec
+from mazerl.envs.spec import MazeSpec, MazeTask
 from mazerl.eval.evaluate import excluded_keys
 from mazerl.eval.runner import cached_sets, held_out_keys
 from mazerl.policy import build_policy
 from mazerl.policy.tokens import N_ACTIONS
 from mazerl.rollout import generate
 from mazerl.train.collect import TrainingMazes
+from mazerl.train.config import Config
 from mazerl.train.sft import obtain_base
 from mazerl.train.step import Batch, Learner, TrainStep
 
@@ -71,19 +71,19 @@ CPU = torch.device("cpu")
 
 
 @functools.cache
-def composed(*overrides: str) -> DictConfig:
-    """The `mazerl-train` config with `overrides`, composed and validated as the trainer's:
-    the benchmark's policies, mazes and training settings are the shipped ones."""
+def composed(*overrides: str) -> Config:
+    """The `mazerl-train` config with `overrides`, composed, validated and typed as the
+    trainer's: the benchmark's policies, mazes and training settings are the shipped ones."""
     from hydra import compose, initialize_config_dir
 
-    from mazerl.apps.schema import register_configs, validate
+    from mazerl.apps.schema import register_configs, typed, validate
     from mazerl.core.config import CONF_DIR
 
     register_configs()
     with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
         cfg = compose("config", overrides=list(overrides))
     validate(cfg)
-    return cfg
+    return typed(cfg)
 
 
 def policy_of(name: str):
@@ -114,7 +114,8 @@ def trainer(*overrides: str) -> tuple[Learner, TrainStep]:
     config with `overrides`: the objects and calls the trainer itself uses."""
     cfg = composed(*overrides)
     torch.manual_seed(0)
-    return Learner.start(cfg.train, build_policy(cfg.policy), 1), TrainStep.of(cfg, CPU)
+    step = TrainStep.of(cfg, MazeTask.of(cfg.maze), CPU)
+    return Learner.start(cfg.train, build_policy(cfg.policy), 1), step
 
 
 def mixed(batch: Batch) -> Batch:
@@ -311,7 +312,7 @@ def iteration_figure(repeats: int) -> dict:
     cfg = composed()
     learner, step = trainer()
     prompts, group = cfg.train.num_prompts, cfg.train.group_size
-    source = TrainingMazes(MazeSpec.of(cfg.maze), cfg.maze.pool_size, set(), cfg.seed)
+    source = TrainingMazes(MazeTask.of(cfg.maze), set(), cfg.seed)
     phases: dict[str, list[float]] = {k: [] for k in ("mazes", "rollout", "advantages", "update")}
     for it in range(repeats + 1):
         t0 = time.perf_counter()
@@ -365,16 +366,17 @@ def phase_figure(cell: str, iterations: int, warmup: int = 10) -> dict:
     gives. Then one more iteration with FLOPs counted (`FlopCounterMode`) per phase: the
     FLOP rate of each matmul-bound phase is its FLOPs over its median time."""
     cfg = composed("experiment=leaderboard", f"cell={cell}", "seed=0")
-    spec = MazeSpec.of(cfg.maze)
+    task = MazeTask.of(cfg.maze)
+    spec = task.spec
     with tempfile.TemporaryDirectory() as tmp:
         sets = cached_sets(spec, cfg.eval, Path(tmp), lambda line: None)
         held = held_out_keys(spec, cfg.eval, cfg.base.held_out, Path(tmp), lambda line: None)
         base, _, _ = obtain_base(
-            spec, held, CPU, lambda line: None, allow_revisits=cfg.maze.allow_revisits,
-            policy=cfg.policy, base=cfg.base,
-        )  # fmt: skip
-    learner, step = Learner.start(cfg.train, base, cfg.train.iterations), TrainStep.of(cfg, CPU)
-    source = TrainingMazes(spec, cfg.maze.pool_size, excluded_keys(sets), cfg.seed)
+            task, held, CPU, lambda line: None, policy=cfg.policy, base=cfg.base
+        )
+    learner = Learner.start(cfg.train, base, cfg.train.iterations)
+    step = TrainStep.of(cfg, task, CPU)
+    source = TrainingMazes(task, excluded_keys(sets), cfg.seed)
     prompts = cfg.train.num_prompts
 
     def iteration(it: int, clock) -> dict:
@@ -628,10 +630,8 @@ def trl_figure(prompts: int = 16, group: int = 8, steps: int = 3, pairs: int = 3
         from mazerl.llm.speed import trl_grpo_speed
     except ImportError as e:
         return {**out, "skipped": f"needs the extra: pip install 'mazerl[llm]' ({e.name} missing)"}
-    from mazerl.policy.config import TransformerConfig
-
     mazes = default_mazes(prompts, 7)
-    transformer = TransformerConfig(**composed("policy=transformer").policy)
+    transformer = composed("policy=transformer").policy
     runs = [
         (
             mazerl_grpo_speed(mazes, group, steps),

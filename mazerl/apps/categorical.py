@@ -23,12 +23,13 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from mazerl.apps.launch import launch
+from mazerl.categorical.config import CategoricalConfig
 from mazerl.core.cli import hydra_task
 
 
-def run(cfg: DictConfig, out: Path) -> dict:
-    """One simulation (and, with `compare_base`, the same method at gamma 0) into `out`: its
-    modules are imported here, so `--help` loads no matplotlib."""
+def run(cfg: CategoricalConfig, out: Path) -> dict:
+    """One simulation of the typed config `cfg` (and, with `compare_base`, the same method at
+    gamma 0) into `out`: its modules are imported here, so `--help` loads no matplotlib."""
     import json
     import time
 
@@ -37,9 +38,8 @@ def run(cfg: DictConfig, out: Path) -> dict:
     from omegaconf import OmegaConf
     from torch.utils.tensorboard import SummaryWriter
 
-    from mazerl.algos import AlgoConfig, FocalConfig
+    from mazerl.algos import FocalConfig
     from mazerl.algos.tail_miss import active, peak_group_size, tail_miss
-    from mazerl.categorical.config import SimConfig
     from mazerl.categorical.report import plot_masses, plot_tail_miss
     from mazerl.categorical.sim import masses, simulate
     from mazerl.core.files import write_json_atomic
@@ -48,8 +48,7 @@ def run(cfg: DictConfig, out: Path) -> dict:
 
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
-    sim = SimConfig(**cfg.sim)
-    algo, focal = AlgoConfig(**cfg.algo), FocalConfig(**cfg.focal)
+    sim, algo, focal = cfg.sim, cfg.algo, cfg.focal
     p, tau = masses(sim)
     writer = SummaryWriter(str(out / "tb"))
     writer.add_text("config", f"```yaml\n{OmegaConf.to_yaml(cfg)}\n```")
@@ -99,9 +98,10 @@ def job(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
 
     from mazerl.apps.callbacks import check_job
+    from mazerl.apps.schema import typed
 
     check_job(cfg, "categorical")
-    run(cfg, Path(HydraConfig.get().runtime.output_dir))
+    run(typed(cfg), Path(HydraConfig.get().runtime.output_dir))
 
 
 def main() -> None:

@@ -37,14 +37,14 @@ def _evaluate(cfg: DictConfig, out: Path) -> dict:
     from omegaconf import OmegaConf
     from torch.utils.tensorboard import SummaryWriter
 
-    from mazerl.apps.schema import Config, validate
+    from mazerl.apps.schema import Config, typed, validate
     from mazerl.core import checkpoint
     from mazerl.core.device import select_device, setup
     from mazerl.core.errors import CheckpointError, ConfigError
     from mazerl.core.files import write_json_atomic
-    from mazerl.envs.spec import MazeSpec
+    from mazerl.envs.spec import MazeTask
     from mazerl.eval.evaluate import build_sets
-    from mazerl.eval.runner import BaseEvaluation, evaluate_all, log_eval, strip_images
+    from mazerl.eval.runner import BaseEvaluation, evaluate_all, log_eval, saved
     from mazerl.train.sft import load_base
 
     if not cfg.checkpoint:
@@ -58,21 +58,23 @@ def _evaluate(cfg: DictConfig, out: Path) -> dict:
         OmegaConf.structured(Config), {"maze": trained.maze, "policy": trained.policy}, ours
     )
     validate(with_run)  # this command's evaluation sets on the checkpoint's mazes
+    run = typed(with_run)
+    task = MazeTask.of(run.maze)
     device = select_device(cfg.device)
     setup(cfg.seed, cfg.threads, device)
     policy, _ = load_base(cfg.checkpoint, state["policy_config"], device)
-    sets = build_sets(MazeSpec.of(with_run.maze), with_run.eval)
+    sets = build_sets(task.spec, run.eval)
     t0 = time.time()
     results = evaluate_all(
         policy, sets, device, cfg.eval.n, 0, images=cfg.eval.images,
-        maze=with_run.maze, eval=with_run.eval,
+        allow_revisits=task.allow_revisits, eval=run.eval,
     )  # fmt: skip
     base = {}
     if (weights := base_weights(state, print)) is not None:
         base_policy, _ = load_base(weights[0], state["policy_config"], device)
         base = BaseEvaluation.load_or_run(
             Path(state["base"]), base_policy, sets, device, print,
-            maze=with_run.maze, eval=with_run.eval, weights=weights[1],
+            task=task, eval=run.eval, weights=weights[1],
         ).results  # fmt: skip
     writer = SummaryWriter(str(out / "tb"))
     flat = log_eval(writer, results, base, state.get("iteration", 0), cfg.eval.images)
@@ -81,7 +83,7 @@ def _evaluate(cfg: DictConfig, out: Path) -> dict:
         {
             "checkpoint": str(Path(cfg.checkpoint).resolve()),
             "scalars": flat,
-            "sets": strip_images(results),
+            "sets": saved(results),
         },
         out / "eval.json",
     )

@@ -214,7 +214,7 @@ def config_sets(overrides: list[str]):
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    from mazerl.apps.schema import register_configs, validate
+    from mazerl.apps.schema import register_configs, typed, validate
     from mazerl.core.config import CONF_DIR, register_resolvers
     from mazerl.envs.spec import MazeSpec
     from mazerl.eval.evaluate import build_sets
@@ -227,7 +227,8 @@ def config_sets(overrides: list[str]):
     except (HydraException, OmegaConfBaseException) as e:
         raise UserError(f"--eval-sets {' '.join(overrides)}: {str(e).splitlines()[0]}") from None
     validate(cfg)
-    return build_sets(MazeSpec.of(cfg.maze), cfg.eval)
+    run = typed(cfg)
+    return build_sets(MazeSpec.of(run.maze), run.eval)
 
 
 def new_folder(path: Path, flag: str) -> None:

@@ -2,14 +2,16 @@
 `mazerl-eval`), their registration in Hydra's ConfigStore, and validation.
 
 The YAML files under `conf/` hold values; the config classes hold the schema, each beside the
-part it configures (`MazeConfig` in `mazerl.envs.spec`, `TrainConfig` in `mazerl.train.config`,
-a policy's config in its module, ...). Every field carries its rule and its one-line
-description (`mazerl.core.settings.setting`; a test checks that none lacks either), and a
-class's constraints between its fields are its `check_between` classmethod. `validate` walks
-a config with these rules, refusing any key the schema lacks (`+key=value`, a stray YAML
-key), then checks the constraints between fields, before any work starts, and raises
-`ConfigError` naming the key, the value and what is allowed. `composition_error` words
-Hydra's own errors (at composition) the same way.
+part it configures (`MazeConfig` in `mazerl.envs.spec`, `TrainConfig` and the whole run's
+`Config` in `mazerl.train.config`, a policy's config in its module, ...). Every field carries
+its rule and its one-line description (`mazerl.core.settings.setting`; a test checks that
+none lacks either), and a class's constraints between its fields are its `check_between`
+classmethod. `validate` walks a config with these rules, refusing any key the schema lacks
+(`+key=value`, a stray YAML key), then checks the constraints between fields, before any
+work starts, and raises `ConfigError` naming the key, the value and what is allowed.
+`composition_error` words Hydra's own errors (at composition) the same way. `typed` makes
+the validated config its schema's dataclasses, once, at the app's boundary: the sections
+travel typed from there.
 """
 
 import re
@@ -17,7 +19,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from omegaconf import MISSING, DictConfig, ListConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import (
     ConfigAttributeError,
     ConfigKeyError,
@@ -29,66 +31,13 @@ from mazerl.algos import AlgoConfig, FocalConfig, estimator_method, estimator_me
 from mazerl.categorical.config import CategoricalConfig
 from mazerl.core.config import CONF_DIR, load_option, register_resolvers
 from mazerl.core.device import device_setting, seed_setting, threads_setting
-from mazerl.core.errors import ConfigError, UserError, nearest
+from mazerl.core.errors import ConfigError, nearest
 from mazerl.core.plugins import load_plugins
-from mazerl.core.settings import TEXT, need, optional, part, rule_of, rules, section, setting
-from mazerl.envs.spec import MazeConfig, MazeSpec, eval_set_spec
+from mazerl.core.settings import TEXT, optional, part, rule_of, rules, setting
+from mazerl.envs.spec import MazeConfig
 from mazerl.eval.config import EvalConfig
 from mazerl.policy.config import POLICIES, defined_policies, policy_config
-from mazerl.train.config import BaseConfig, LoggerConfig, TrainConfig
-
-
-def policy_schema(node) -> type:
-    """The config class of the section's policy (the shared fields' if its name is unknown)."""
-    return policy_config(node["name"])
-
-
-@dataclass
-class Config:
-    """`mazerl-train`'s settings."""
-
-    maze: MazeConfig = part(MazeConfig, "the training mazes (conf/maze)")
-    policy: Any = setting(
-        MISSING, section(policy_schema), "the policy: a registered policy's config (conf/policy)"
-    )
-    algo: AlgoConfig = part(AlgoConfig, "the method (conf/algo)")
-    focal: FocalConfig = part(FocalConfig, "F-GRPO's focal weighting (conf/focal)")
-    train: TrainConfig = part(TrainConfig, "the RL loop (conf/train)")
-    base: BaseConfig = part(BaseConfig, "the base model")
-    eval: EvalConfig = part(EvalConfig, "the evaluation (conf/eval)")
-    logger: LoggerConfig = part(LoggerConfig, "TensorBoard and the console (conf/logger)")
-    seed: int = seed_setting()
-    device: str = device_setting()
-    threads: int = threads_setting()
-
-    @classmethod
-    def check_between(cls, node, prefix: str) -> None:
-        """The base checkpoint's presence, the maze distributions themselves (layout files
-        load here: file:line:col errors), then (with torch) the method on groups of
-        `train.group_size` (`check_algo`) and CUDA's presence."""
-        path = node.base.path
-        need(
-            path is None or Path(path).expanduser().is_file(), "base.path", "an existing file", path
-        )
-        try:
-            spec = MazeSpec.of(node.maze)
-            _ = spec.grid_shape  # a layout file is read and checked here
-        except ConfigError as e:
-            raise ConfigError(f"maze: {e}") from None
-        for i, s in enumerate(node.eval.sets):
-            try:
-                set_spec = eval_set_spec(spec, s)  # None: skipped in this layout run
-                _ = set_spec and set_spec.grid_shape
-            except UserError as e:  # a bad size, or a layout file (file:line:col)
-                raise ConfigError(f"eval.sets.{i} ({s.name}): {e}") from None
-        from mazerl.algos import check_algo  # loads the objectives (torch): checked last
-
-        check_algo(AlgoConfig(**node.algo), node.train.group_size)
-        if str(node.device).startswith("cuda"):
-            import torch
-
-            if not torch.cuda.is_available():
-                raise ConfigError(f"device={node.device} requested but CUDA is not available here")
+from mazerl.train.config import Config, LoggerConfig, TrainConfig
 
 
 @dataclass
@@ -334,6 +283,15 @@ def _paths(tree, prefix: str) -> list[str]:
         if isinstance(v, dict | list):
             found += _paths(v, f"{prefix}{k}.")
     return found
+
+
+def typed(cfg: DictConfig):
+    """The composed, validated config as its schema's dataclasses (`OmegaConf.to_object`:
+    interpolations resolved, each section its config class: `Config.maze` a `MazeConfig`,
+    `Config.policy` its policy's config class, `Config.eval.sets` `EvalSetConfig`s). An app
+    calls it once, after `validate`; the loop, the step and the evaluation take the typed
+    sections."""
+    return OmegaConf.to_object(cfg)
 
 
 def validate(cfg: DictConfig, schema: type = Config) -> None:

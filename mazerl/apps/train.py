@@ -4,8 +4,8 @@
     mazerl-train algo=grpo focal.gamma=0            # the GRPO baseline
     mazerl-train -m train.group_size=4,8,16 focal.gamma=0,0.5 seed=0,1,2
 
-The loop itself is `mazerl.train.loop.train`; this app validates the config and runs it in the
-Hydra run dir.
+The loop itself is `mazerl.train.loop.train`; this app validates the config, types it once
+(its config classes) and runs it in the Hydra run dir.
 """
 
 from pathlib import Path
@@ -30,10 +30,11 @@ def run(cfg: DictConfig) -> float:
     hydra = HydraConfig.get()
     out = Path(hydra.runtime.output_dir)
     check_job(cfg, "config")
+    from mazerl.apps.schema import typed
     from mazerl.train.loop import train
     from mazerl.train.progress import logger, where_to_look
 
-    final = train(cfg, out)
+    final = train(typed(cfg), out)  # the sections travel typed from here
     # the last lines: where the run is and how to look at it (a sweep's job: the whole sweep)
     for line in where_to_look(out, out if hydra.mode == RunMode.RUN else Path(hydra.sweep.dir)):
         logger.info(line)

@@ -5,6 +5,8 @@ reads these classes without loading the simulation (`mazerl.categorical.sim`).
 
 from dataclasses import dataclass
 
+from omegaconf import OmegaConf
+
 from mazerl.algos import AlgoConfig, FocalConfig
 from mazerl.core.device import threads_setting
 from mazerl.core.settings import (
@@ -92,4 +94,4 @@ class CategoricalConfig:
         """The method on groups of `sim.group_size` (`check_algo`)."""
         from mazerl.algos import check_algo  # the objectives: torch, loaded only to check
 
-        check_algo(AlgoConfig(**node.algo), node.sim.group_size)
+        check_algo(OmegaConf.to_object(node.algo), node.sim.group_size)

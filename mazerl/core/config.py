@@ -1,5 +1,6 @@
 """Where the Hydra configs live and how resolved configs are turned into plain data."""
 
+import dataclasses
 import hashlib
 import re
 from pathlib import Path
@@ -36,9 +37,11 @@ def load_option(group: str, name: str) -> DictConfig:
     return composed
 
 
-def to_container(cfg: DictConfig) -> dict:
-    """The resolved config as plain dicts and lists (for checkpoints and cache keys)."""
-    return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]
+def to_container(cfg) -> dict:
+    """A typed config or section (the dataclasses `mazerl.apps.schema.typed` makes of a
+    composed config) as plain dicts and lists, as `OmegaConf.to_container` gives the composed
+    config (for checkpoints and cache keys)."""
+    return dataclasses.asdict(cfg)
 
 
 def dirname(overrides: str) -> str:

@@ -157,16 +157,18 @@ def part(schema: type, help: str) -> Any:
     )
 
 
-def settings_of(schema: type) -> type:
-    """A (mutable) dataclass with the fields of the dataclass `schema`: their types, defaults,
-    rules and descriptions. A config section that holds every field of a frozen description
-    and more derives from it (`class MazeConfig(settings_of(MazeSpec))`), so the fields are
-    written once."""
+def settings_of(*schemas: type) -> type:
+    """A (mutable) dataclass with the setting fields (those with a rule) of the dataclasses
+    `schemas`, in order: their types, defaults, rules and descriptions. A config section that
+    holds the fields of frozen descriptions derives from it (`class MazeConfig(
+    settings_of(MazeSpec, MazeTask))`), so each field is written once."""
     own = [
         (f.name, f.type, dataclasses.field(default=f.default, metadata=f.metadata))
+        for schema in schemas
         for f in dataclasses.fields(schema)
+        if "rule" in f.metadata
     ]
-    return dataclasses.make_dataclass(f"{schema.__name__}Settings", own)
+    return dataclasses.make_dataclass(f"{schemas[0].__name__}Settings", own)
 
 
 def rule_of(schema: type, name: str) -> Rule | None:

@@ -1,6 +1,7 @@
 """`MazeSpec`: the one description of where mazes come from, used by the env, the vector env,
-the trainer, the base model and the evaluation sets; `MazeConfig`: the `maze` settings, its
-fields and two RL settings (`allow_revisits`, `pool_size`)."""
+the trainer, the base model and the evaluation sets; `MazeTask`: an RL run's mazes, the spec
+and two RL settings (`allow_revisits`, `pool_size`); `MazeConfig`: the `maze` settings, the
+fields of both."""
 
 from dataclasses import dataclass, fields, replace
 from functools import cached_property
@@ -32,8 +33,9 @@ CELLS = number(MIN_CELLS, MAX_CELLS, integer=True, unit="cells")
 @dataclass(frozen=True)
 class MazeSpec:
     """Where mazes come from: the one description of a maze source, built once from the
-    settings (`MazeSpec.of(cfg.maze)`) and given to the env, the batched stepper, the
-    training mazes, the base model, the evaluation sets and their caches.
+    settings (`MazeSpec.of(cfg.maze)`, in a run its `MazeTask`) and given to the env, the
+    batched stepper, the training mazes, the base model, the evaluation sets and their
+    caches.
 
     Either a `layout` (a collection: shipped name, file, directory, glob or collection file;
     in the env also a `Maze`), drawn uniformly, or a `generator` run on a `height x width`
@@ -153,17 +155,46 @@ class MazeSpec:
         return f"{self.generator} mazes of {h}x{w} cells ({self.start_goal} start/goal)"
 
 
-@dataclass
-class MazeConfig(settings_of(MazeSpec)):
-    """The `maze` section: the fields of `MazeSpec` (where the mazes come from, each with its
-    rule and description) and two RL settings; `MazeSpec.of` makes the spec of it."""
+@dataclass(frozen=True)
+class MazeTask:
+    """The mazes of an RL run: where they come from (`spec`) and the RL settings on them, the
+    episode rule (`allow_revisits`) and the training pool (`pool_size`). Built once from the
+    `maze` section (`MazeTask.of(cfg.maze)`) and given to the training mazes, the base model,
+    the step and the evaluation; each keys its cache by what it depends on (`episodes`:
+    the spec and the rule; `pool_size` only the training mazes read). Each RL field is also a
+    setting of the `maze` section (`MazeConfig`), with its rule and description."""
 
+    spec: MazeSpec
     allow_revisits: bool = setting(
         False, FLAG, "true: any wall-free walk to the goal counts (the released MaxRL rule)"
     )
     pool_size: int = setting(
         0, NATURAL, "0: fresh mazes every iteration; N: a fixed pool of N training mazes"
     )
+
+    @classmethod
+    def of(cls, maze) -> "MazeTask":
+        """The task of a `maze` section (a `MazeConfig`): its spec and its RL settings."""
+        rl = {f.name: getattr(maze, f.name) for f in fields(cls) if f.name != "spec"}
+        return cls(MazeSpec.of(maze), **rl)
+
+    @property
+    def braid(self) -> bool:
+        """Whether the mazes have several routes (`maze.routes` > 1): route masses tracked."""
+        return self.spec.routes > 1
+
+    def episodes(self) -> dict:
+        """What an episode on these mazes depends on, as the `maze` section holds it: the
+        spec's settings and `allow_revisits` (the keys of the base model and of its
+        evaluations; not `pool_size`)."""
+        return {**self.spec.settings(), "allow_revisits": self.allow_revisits}
+
+
+@dataclass
+class MazeConfig(settings_of(MazeSpec, MazeTask)):
+    """The `maze` section: the fields of `MazeSpec` (where the mazes come from) and the RL
+    settings of `MazeTask`, each with its rule and description; `MazeTask.of` makes the
+    run's task of it."""
 
 
 def lattice_cells(shape: tuple[int, int]) -> tuple[int, int] | None:

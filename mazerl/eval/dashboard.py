@@ -11,7 +11,6 @@ chart can hold both as lines.
 
 import re
 
-from omegaconf import OmegaConf
 from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
 from torch.utils.tensorboard import SummaryWriter
 from torch.utils.tensorboard.summary import hparams as hparams_summary
@@ -132,9 +131,23 @@ RUN_HPARAMS = {
 }
 
 
-def run_hparams(cfg) -> dict:
-    """The `RUN_HPARAMS` values of a run config."""
-    return {name: OmegaConf.select(cfg, key) for name, key in RUN_HPARAMS.items()}
+def run_hparams(record: dict) -> dict:
+    """The `RUN_HPARAMS` values of a run config (as plain dicts: `to_container`)."""
+    return {name: select(record, key) for name, key in RUN_HPARAMS.items()}
+
+
+def select(record: dict, key: str):
+    """The value at the dotted `key` (`train.lr`, `eval.sets.0.name`) of a config as plain
+    dicts and lists; None where it has none (a policy without `sees_position`)."""
+    node = record
+    for part in key.split("."):
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        elif isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
+            return None
+    return node
 
 
 def job_overrides() -> list[str]:
@@ -151,20 +164,24 @@ def job_overrides() -> list[str]:
     return [o for o in hydra.overrides.task if o.split("=")[0].lstrip("+~") not in excluded]
 
 
-def write_hparams(writer: SummaryWriter, hparams: dict, metric_tags: list[str], cfg=None) -> None:
+def write_hparams(
+    writer: SummaryWriter, hparams: dict, metric_tags: list[str], record: dict | None = None
+) -> None:
     """The HParams tab entry of this run: `hparams` against the last value of each scalar
     tag in `metric_tags` (tags the run already logs: no extra single-point charts).
 
-    With the run's config `cfg`, every key the job overrides (a sweep's keys) is a column
-    too (under its `hparams` name where it has one, the group's name for `group=option`),
-    and these and the seed are marked as differing, so TensorBoard lists them first."""
+    With the run's config `record` (plain dicts: `to_container`), every key the job
+    overrides (a sweep's keys) is a column too (under its `hparams` name where it has one,
+    the group's name for `group=option`), and these and the seed are marked as differing,
+    so TensorBoard lists them first."""
     hparams, swept = dict(hparams), {"seed"} & set(hparams)
     names = {key: name for name, key in RUN_HPARAMS.items()}
-    for override in job_overrides() if cfg is not None else []:
+    for override in job_overrides() if record is not None else []:
         key = override.split("=")[0].lstrip("+")
-        section = OmegaConf.select(cfg, key)
-        value = override.split("=", 1)[1] if OmegaConf.is_config(section) else section
-        name = names.get(f"{key}.name" if OmegaConf.is_config(section) else key, key)
+        section = select(record, key)
+        whole = isinstance(section, dict | list)  # a group's option, `group=option`
+        value = override.split("=", 1)[1] if whole else section
+        name = names.get(f"{key}.name" if whole else key, key)
         hparams.setdefault(name, value if isinstance(value, int | float | str) else str(value))
         swept.add(name)
     experiment, *session = hparams_summary(hparams, dict.fromkeys(metric_tags, 0.0))

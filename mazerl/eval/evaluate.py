@@ -9,13 +9,15 @@ teacher-forced pass over each maze's routes, cheap enough for thousands of mazes
 standard error across mazes; and, on the first `sampled_mazes` mazes of the set, sampled
 pass@k (unbiased, with standard error), success rate and coverage as a cross-check. Per-maze
 values (success counts, exact probabilities, route masses) are returned for `eval/*.json`.
+A set's result is a `SetResult`: its values keyed by `Metric`; `SetResult.to_json` writes each
+under its `Metric.key` (`pass@1`, `exact_pass@256_se`), the files' keys.
 """
 
 import hashlib
 import numbers
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
@@ -46,6 +48,60 @@ class EvalSet:
     mazes: list[Maze]
 
 
+@dataclass
+class SetResult:
+    """One evaluation set's result.
+
+    Attributes:
+        values: `{Metric: value}`, each metric named within the set (`Metric("pass", k=1)`:
+            no set, no source), every value a float.
+        per_maze: the per-maze values (`evaluate_set`); empty where none were kept.
+        images: the behaviour pictures (`HWC` uint8 arrays); never saved.
+    """
+
+    values: dict[Metric, float]
+    per_maze: dict = field(default_factory=dict)
+    images: list = field(default_factory=list)
+
+    def on_set(self, name: str, source: str = "eval") -> dict[Metric, float]:
+        """The values as metrics of the set `name` (`eval/<name>/pass@1`, ...).
+
+        Args:
+            name: the set's name.
+            source: `eval`, or `routes` for route metrics.
+
+        Returns:
+            `{Metric: value}`, each metric with its set and source.
+        """
+        return {replace(m, set=name, source=source): v for m, v in self.values.items()}
+
+    def to_json(self) -> dict:
+        """The result as saved (`eval/step_*.json`, the stored base evaluation, `eval.json`'s
+        sets).
+
+        Returns:
+            Each value under its `Metric.key` (`pass@1`, `exact_pass@256_se`), then
+            `per_maze` (if any); no images.
+        """
+        out: dict = {m.key: v for m, v in self.values.items()}
+        return out | ({"per_maze": self.per_maze} if self.per_maze else {})
+
+    @classmethod
+    def from_json(cls, saved: dict) -> "SetResult":
+        """A result read back from what `to_json` saved.
+
+        Args:
+            saved: a set's entry of a saved evaluation.
+
+        Returns:
+            The result: its scalar entries (`scalars`) by the metric each key names within
+            the set (`Metric.on_set(key, "")`, as `evaluate_set` names them), and its
+            `per_maze` values.
+        """
+        values = {Metric.on_set(k, ""): v for k, v in scalars(saved).items()}
+        return cls(values, saved.get("per_maze", {}))
+
+
 def _set_maze(spec: MazeSpec, seed: int, name: str, i: int) -> Maze:
     return spec.sample(np.random.default_rng([seed, STREAM_EVAL, zlib.crc32(name.encode()), i]))
 
@@ -59,7 +115,7 @@ def build_sets(spec: MazeSpec, eval_cfg, log: Callable[[str], None] = print) -> 
     and sets with variants are skipped, with a note, when no generator makes its grid.
 
     Args:
-        spec: the run's maze source (`MazeSpec.of(cfg.maze)`).
+        spec: the run's maze source (its `MazeTask`'s spec).
         eval_cfg: the `eval` settings (`EvalConfig`): `sets` and `seed`.
         log: prints the note about skipped sets.
 
@@ -161,19 +217,20 @@ def exact_route_masses(
     return logp.exp().double().numpy(), torch.isfinite(logp).numpy()
 
 
-def sampled_metrics(correct: np.ndarray, n: int, ks) -> dict[str, float]:
-    """Sampled metrics of `correct[m]` successes in n samples of each maze m: `pass@k` and
-    its standard error over mazes for every k of `ks` up to n (None: `default_ks(n)`), then
-    every registered metric (`mazerl.eval.metrics.METRICS`: `success_rate`, `coverage` (the
-    share of mazes solved at least once), ...)."""
+def sampled_metrics(correct: np.ndarray, n: int, ks) -> dict[Metric, float]:
+    """Sampled metrics of `correct[m]` successes in n samples of each maze m, by `Metric`
+    (named within the set): `pass@k` and its standard error over mazes for every k of `ks` up
+    to n (None: `default_ks(n)`), then every registered metric
+    (`mazerl.eval.metrics.METRICS`: `success_rate`, `coverage` (the share of mazes solved at
+    least once), ...)."""
     out: dict = {}
     for k in [k for k in (ks or default_ks(n)) if k <= n]:
         per_maze = pass_at_k(np.full(len(correct), n), correct, k)
         metric = Metric("pass", k=k)
-        out[metric.key] = float(per_maze.mean())
-        out[metric.se().key] = standard_error(per_maze)
+        out[metric] = float(per_maze.mean())
+        out[metric.se()] = standard_error(per_maze)
     for name in METRICS.names():
-        out[Metric(name).key] = float(METRICS.get(name)(correct, n))
+        out[Metric(name)] = float(METRICS.get(name)(correct, n))
     return out
 
 
@@ -265,9 +322,9 @@ def evaluate_set(
     device,
     images: int = 0,
     sampled_mazes: int | None = None,
-) -> dict:
-    """Metrics of one set: scalars under their TensorBoard names (without the `eval/<set>/`
-    prefix), plus `per_maze` values and `images`.
+) -> SetResult:
+    """Metrics of one set: its values by `Metric` (named within the set), its `per_maze`
+    values and `images`.
 
     Exact metrics (`exact_pass@k` and `_se` for k in `exact_ks`) cover every maze of the set;
     sampled ones (`pass@k`, `success_rate`, `coverage`) the first `sampled_mazes` (None: all),
@@ -288,10 +345,11 @@ def evaluate_set(
         sampled_mazes: how many of the first mazes are sampled; None: all.
 
     Returns:
-        The metrics: scalars by name, `images`, and `per_maze`: `successes` (the sampled
-        mazes), `n`, `exact_p` (every maze; None with `allow_revisits`, where many
-        sequences succeed and no exact value exists), `mazes_hash`, and for multi-route mazes
-        `route_mass`, `route_valid`, `route_counts`.
+        The set's `SetResult`: the values (any real number a metric gives, as a float), the
+        `images`, and `per_maze`: `successes` (the sampled mazes), `n`, `exact_p` (every
+        maze; None with `allow_revisits`, where many sequences succeed and no exact value
+        exists), `mazes_hash`, and for multi-route mazes `route_mass`, `route_valid`,
+        `route_counts`.
     """
     mazes = eval_set.mazes
     sampled = mazes[: sampled_mazes or len(mazes)]
@@ -316,18 +374,16 @@ def evaluate_set(
         for k in exact_ks:
             per_maze = exact_pass_at_k(p_exact, k)
             metric = Metric("exact_pass", k=k)
-            out[metric.key] = float(per_maze.mean())
-            out[metric.se().key] = standard_error(per_maze)
+            out[metric] = float(per_maze.mean())
+            out[metric.se()] = standard_error(per_maze)
         per["exact_p"] = p_exact.tolist()
         if mass.shape[1] > 1:
             per["route_mass"] = mass.tolist()
             per["route_valid"] = valid.tolist()
     if route_counts.shape[1] > 1:
         per["route_counts"] = route_counts.tolist()
-    out |= scalars(out)  # a metric of any real type is a float from here (JSON, TensorBoard)
-    out["per_maze"] = per
-    out["images"] = pictures
-    return out
+    values = {m: float(v) for m, v in out.items() if is_scalar(v)}  # any real type: a float
+    return SetResult(values, per, pictures)
 
 
 def is_scalar(value) -> bool:
@@ -349,10 +405,10 @@ def is_scalar(value) -> bool:
 
 
 def scalars(metrics: dict) -> dict[str, float]:
-    """What of `evaluate_set`'s result reaches TensorBoard and metrics.json.
+    """What of a set's saved result (`SetResult.to_json`, read back) is a metric's value.
 
     Args:
-        metrics: `evaluate_set`'s result.
+        metrics: a set's saved result.
 
     Returns:
         Its scalar entries (`is_scalar`), as floats.

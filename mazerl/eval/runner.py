@@ -1,8 +1,7 @@
 """Evaluate a policy on every set, compare with the base model, log and save."""
 
-import copy
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -11,28 +10,30 @@ from torch.utils.tensorboard import SummaryWriter
 from mazerl.core.config import to_container
 from mazerl.core.files import cached_pickle, config_hash, locked, write_json_atomic
 from mazerl.core.streams import STREAM_EVAL_SAMPLING, torch_generator
-from mazerl.envs.spec import MazeConfig, MazeSpec, base_spec
+from mazerl.envs.spec import MazeSpec, MazeTask, base_spec
 from mazerl.eval.config import EvalConfig
-from mazerl.eval.evaluate import EvalSet, build_sets, evaluate_set, excluded_keys, scalars
+from mazerl.eval.evaluate import EvalSet, SetResult, build_sets, evaluate_set, excluded_keys
 from mazerl.eval.metric_names import Metric
 from mazerl.eval.routes import eval_route_metrics
 
 
-def cached_sets(spec: MazeSpec, eval, cache_dir: Path, log=print) -> list[EvalSet]:
+def cached_sets(spec: MazeSpec, eval: EvalConfig, cache_dir: Path, log=print) -> list[EvalSet]:
     """`build_sets` of a run on the mazes of `spec`, stored once per maze spec, evaluation
     sets and seed under `cache_dir` (`sets_<hash>.pkl`), so the jobs of a sweep build them
     once: 1,536 5x5-cell braid mazes take minutes (rare_routes), 2,048 perfect ones about a
     second. Parallel jobs wait on a file lock. Runs that read layout files build their sets
     directly (a file can change)."""
-    if spec.layout is not None or any(s.get("layout") for s in eval.sets):
+    if spec.layout is not None or any(s.layout for s in eval.sets):
         return build_sets(spec, eval, log)
-    key = config_hash(spec.settings(), to_container(eval.sets), eval.seed)
+    key = config_hash(spec.settings(), [to_container(s) for s in eval.sets], eval.seed)
     return cached_pickle(
         Path(cache_dir) / f"sets_{key}.pkl", lambda: build_sets(spec, eval, log), log
     )
 
 
-def held_out_keys(spec: MazeSpec, eval, count: int, cache_dir: Path, log=print) -> set[bytes]:
+def held_out_keys(
+    spec: MazeSpec, eval: EvalConfig, count: int, cache_dir: Path, log=print
+) -> set[bytes]:
     """What a base model never sees: the keys of the first `count` mazes of each generated
     evaluation set (at least the set's own), drawn as the base model's perfect mazes
     (`base_spec`: one route), so that runs whose evaluation sets differ only in size (the
@@ -40,9 +41,7 @@ def held_out_keys(spec: MazeSpec, eval, count: int, cache_dir: Path, log=print) 
     sets, as they are."""
     if spec.layout is not None:
         return excluded_keys(cached_sets(spec, eval, cache_dir, log))
-    eval = copy.deepcopy(eval)
-    for s in eval.sets:
-        s.num_mazes = max(s.num_mazes, count)
+    eval = replace(eval, sets=[replace(s, num_mazes=max(s.num_mazes, count)) for s in eval.sets])
     return excluded_keys(cached_sets(base_spec(spec), eval, cache_dir, log))
 
 
@@ -55,12 +54,13 @@ def evaluate_all(
     save_dir: Path | None = None,
     images: int = 0,
     *,
-    maze: MazeConfig,
+    allow_revisits: bool,
     eval: EvalConfig,
-) -> dict[str, dict]:
-    """`{set name: metrics}` for every evaluation set, sampling n responses per maze, with
-    behaviour pictures of the first `images` mazes of each set. Reads the `eval` section (ks,
-    exact_ks, temperature, seed, batch_rollouts, sampled_mazes) and `maze.allow_revisits`.
+) -> dict[str, SetResult]:
+    """`{set name: SetResult}` for every evaluation set, sampling n responses per maze, with
+    behaviour pictures of the first `images` mazes of each set, under the maze rule
+    `allow_revisits`. Reads the `eval` section (ks, exact_ks, temperature, seed,
+    batch_rollouts, sampled_mazes).
     The sampling stream depends on `eval.seed` and the step only, so runs are comparable."""
     e = eval
     results = {}
@@ -72,7 +72,7 @@ def evaluate_all(
             ks=list(e.ks),
             exact_ks=list(e.exact_ks),
             temperature=e.temperature,
-            allow_revisits=maze.allow_revisits,
+            allow_revisits=allow_revisits,
             generator=torch_generator(device, e.seed, STREAM_EVAL_SAMPLING, step, i),
             batch_rollouts=e.batch_rollouts,
             device=device,
@@ -81,7 +81,7 @@ def evaluate_all(
         )
     policy.train()
     if save_dir is not None:
-        write_json_atomic(strip_images(results), Path(save_dir) / f"step_{step:07d}.json")
+        write_json_atomic(saved(results), Path(save_dir) / f"step_{step:07d}.json")
     return results
 
 
@@ -90,29 +90,21 @@ def eval_step(path: Path) -> int:
     return int(path.stem[5:])
 
 
-def last_saved(save_dir: Path, step: int) -> dict[str, dict]:
-    """`{set name: metrics}` of the latest evaluation `evaluate_all` saved in `save_dir` at or
-    before `step` (a resumed run's last), {} where there is none."""
-    saved = [p for p in Path(save_dir).glob("step_*.json") if eval_step(p) <= step]
-    return json.loads(max(saved, key=eval_step).read_text()) if saved else {}
+def last_saved(save_dir: Path, step: int) -> dict[str, SetResult]:
+    """`{set name: SetResult}` of the latest evaluation `evaluate_all` saved in `save_dir` at
+    or before `step` (a resumed run's last), {} where there is none."""
+    found = [p for p in Path(save_dir).glob("step_*.json") if eval_step(p) <= step]
+    return read_saved(json.loads(max(found, key=eval_step).read_text())) if found else {}
 
 
-def strip_images(results: dict) -> dict:
-    return {s: {k: v for k, v in m.items() if k != "images"} for s, m in results.items()}
+def saved(results: dict[str, SetResult]) -> dict[str, dict]:
+    """`{set name: SetResult}` as saved: each set's `SetResult.to_json` (no images)."""
+    return {s: r.to_json() for s, r in results.items()}
 
 
-def set_values(metrics: dict, set_name: str) -> dict[Metric, float]:
-    """The scalars of one set's evaluation (`evaluate_set`'s result, or the same read back
-    from JSON), keyed by the metric each names on that set.
-
-    Args:
-        metrics: the set's result: per-set keys (`pass@1`, `exact_pass@8_se`, ...) -> values.
-        set_name: the set's name.
-
-    Returns:
-        `{Metric: value}` of its scalar entries.
-    """
-    return {Metric.on_set(k, set_name): v for k, v in scalars(metrics).items()}
+def read_saved(data: dict[str, dict]) -> dict[str, SetResult]:
+    """What `saved` wrote, read back."""
+    return {s: SetResult.from_json(r) for s, r in data.items()}
 
 
 def base_lines(base: dict[Metric, float]) -> list[Metric]:
@@ -123,34 +115,39 @@ def base_lines(base: dict[Metric, float]) -> list[Metric]:
 
 
 def log_eval(
-    writer: SummaryWriter, results: dict, base: dict, step: int, images: int
+    writer: SummaryWriter,
+    results: dict[str, SetResult],
+    base: dict[str, SetResult],
+    step: int,
+    images: int,
 ) -> dict[str, float]:
-    """Write every set's metrics (`set_values`) and their changes from the base model (the
+    """Write every set's metrics (`SetResult.on_set`) and their changes from the base model (the
     pass@k values, `Metric.delta`) under their TensorBoard tags (`Metric.tag`), the base
     model's `base_lines`, and the behaviour images; returns the scalars under their names
     (`Metric.name`: `metrics.json`'s keys)."""
     values: dict[Metric, float] = {}
-    for name, metrics in results.items():
-        then = set_values(base.get(name, {}), name)
-        for metric, v in set_values(metrics, name).items():
+    for name, result in results.items():
+        before = base.get(name, SetResult({}))
+        then = before.on_set(name)
+        for metric, v in result.on_set(name).items():
             values[metric] = v
             if metric.declared.passk and metric.stat == "" and metric in then:
                 values[metric.delta()] = v - then[metric]
         for metric in base_lines(then):
             writer.add_scalar(metric.base_tag, then[metric], step)
-        if "per_maze" in metrics and "per_maze" in base.get(name, {}):
-            now, before = metrics["per_maze"], base[name]["per_maze"]
-            split = difficulty_split(now, before)
+        if result.per_maze and before.per_maze:
+            now, then_per_maze = result.per_maze, before.per_maze
+            split = difficulty_split(now, then_per_maze)
             values |= {Metric.on_set(k, name): v for k, v in split.items()}
-            if "route_mass" in now and "route_mass" in before:
+            if "route_mass" in now and "route_mass" in then_per_maze:
                 route = eval_route_metrics(
                     np.array(now["route_mass"]),
-                    np.array(before["route_mass"]),
+                    np.array(then_per_maze["route_mass"]),
                     np.array(now["route_valid"]),
                     (np.array(now["route_counts"]) > 0).sum(1),
                 )
                 values |= {Metric.on_set(k, name, "routes"): v for k, v in route.items()}
-        for j, img in enumerate(metrics.get("images", [])[:images]):
+        for j, img in enumerate(result.images[:images]):
             writer.add_image(f"images/{name}/{j}", img, step, dataformats="HWC")
     for metric, v in values.items():
         writer.add_scalar(metric.tag, v, step)
@@ -160,12 +157,13 @@ def log_eval(
 @dataclass
 class BaseEvaluation:
     """The base model's evaluation, computed once per evaluation config and stored beside
-    the base checkpoint (`eval_<hash>.json`)."""
+    the base checkpoint (`eval_<hash>.json`): `{set name: SetResult}`."""
 
-    results: dict
+    results: dict[str, SetResult]
 
     def scalars(self) -> dict[str, float]:
-        return {m.name: v for s, r in self.results.items() for m, v in set_values(r, s).items()}
+        """Its values under their names (`Metric.name`: `metrics.json`'s keys)."""
+        return {m.name: v for s, r in self.results.items() for m, v in r.on_set(s).items()}
 
     @classmethod
     def load_or_run(
@@ -176,26 +174,28 @@ class BaseEvaluation:
         device,
         log,
         *,
-        maze: MazeConfig,
+        task: MazeTask,
         eval: EvalConfig,
         weights: str,
     ) -> "BaseEvaluation":
-        """The stored evaluation of the base `policy` in `base_dir` under these `maze` and
-        `eval` sections and `weights` (the sha256 of its checkpoint file: a bank model and a
+        """The stored evaluation of the base `policy` in `base_dir` under this `eval` section
+        on the episodes of `task` (`MazeTask.episodes`: its spec and maze rule; not the
+        training pool) and `weights` (the sha256 of its checkpoint file: a bank model and a
         model trained here under the same cache key are told apart), else evaluated now at
         `eval.n` samples and stored."""
         pictures = ("images", "images_every")  # not stored: they do not change the key
         e = {k: v for k, v in to_container(eval).items() if k not in pictures}
-        key = config_hash(e, to_container(maze), weights)
+        key = config_hash(e, task.episodes(), weights)
         path = Path(base_dir) / f"eval_{key}.json"
         with locked(path.parent / f".{path.stem}.lock", log):
             if path.exists():
-                return cls(json.loads(path.read_text()))
+                return cls(read_saved(json.loads(path.read_text())))
             log(f"base model: evaluating ({', '.join(s.name for s in sets)}, n={eval.n})")
             results = evaluate_all(
-                policy, sets, device, eval.n, 0, images=eval.images, maze=maze, eval=eval
-            )
-            write_json_atomic(strip_images(results), path)
+                policy, sets, device, eval.n, 0, images=eval.images,
+                allow_revisits=task.allow_revisits, eval=eval,
+            )  # fmt: skip
+            write_json_atomic(saved(results), path)
         return cls(results)
 
 

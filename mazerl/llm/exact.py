@@ -282,7 +282,7 @@ def evaluate_set(
         limit,
         desc=label(f"sampled (n={n})"),
     )
-    out = sampled_metrics(correct, n, ks)
+    out = {m.key: v for m, v in sampled_metrics(correct, n, ks).items()}
     out["mazes"] = {"sampled": len(sampled), "exact": 0 if allow_revisits else len(mazes)}
     out["max_new_tokens"] = limit
     gap = Metric("noncanonical_success_rate")

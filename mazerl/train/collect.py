@@ -18,7 +18,7 @@ from mazerl.core.streams import (
     torch_generator,
 )
 from mazerl.envs.maze import EVENTS, Maze
-from mazerl.envs.spec import MazeSpec, sample_mazes
+from mazerl.envs.spec import MazeTask, sample_mazes
 from mazerl.rollout import Rollouts, generate
 from mazerl.train.config import TrainConfig
 
@@ -26,8 +26,8 @@ TRAIN_BLOCK = 100  # iterations of fresh training mazes per cache file
 
 
 class TrainingMazes:
-    """Training prompts: fresh mazes every iteration (`maze.pool_size=0`), or draws without
-    replacement from a fixed pool: `pool_size` generated mazes, or a layout collection
+    """Training prompts of a `MazeTask`: fresh mazes every iteration (`maze.pool_size=0`), or
+    draws without replacement from a fixed pool: `pool_size` generated mazes, or a layout collection
     (`maze.layout`). Generated mazes skip evaluation mazes; a layout pool is used whole, and
     when it shares mazes with the evaluation sets, `log` says so once. Draws depend only on
     (seed, iteration, round), so a resumed run draws exactly the same mazes. Built before the
@@ -40,14 +40,14 @@ class TrainingMazes:
 
     def __init__(
         self,
-        spec: MazeSpec,
-        pool_size: int,
+        task: MazeTask,
         excluded: set[bytes],
         seed: int,
         log: Callable[[str], None] = print,
         cache_dir: Path | None = None,
         block: int = TRAIN_BLOCK,
     ) -> None:
+        spec, pool_size = task.spec, task.pool_size
         self.spec, self.excluded, self.seed, self.log = spec, excluded, seed, log
         self.cache_dir, self.block, self._loaded = cache_dir, block, (None, [])
         if spec.collection is None:

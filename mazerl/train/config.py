@@ -1,8 +1,16 @@
 """The settings of a training run: `train` (the RL loop), `base` (the base model's SFT) and
-`logger` (TensorBoard and the console); each field with its rule and description."""
+`logger` (TensorBoard and the console); each field with its rule and description. `Config`:
+the whole run's, every section."""
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
+from omegaconf import MISSING, OmegaConf
+
+from mazerl.algos import AlgoConfig, FocalConfig
+from mazerl.core.device import device_setting, seed_setting, threads_setting
+from mazerl.core.errors import ConfigError, UserError
 from mazerl.core.settings import (
     COUNT,
     FLAG,
@@ -17,8 +25,13 @@ from mazerl.core.settings import (
     number,
     one_of,
     optional,
+    part,
+    section,
     setting,
 )
+from mazerl.envs.spec import MazeConfig, MazeSpec, eval_set_spec
+from mazerl.eval.config import EvalConfig
+from mazerl.policy.config import policy_config
 
 BETAS = Rule(
     lambda v: each(number(0, 1, hi_open=True)).ok(v) and len(v) == 2, "two values in [0, 1)"
@@ -163,3 +176,58 @@ class LoggerConfig:
         one_of("auto", "bar", "lines", "off"),
         "auto (a bar on a terminal, log lines otherwise) | bar | lines | off",
     )
+
+
+def policy_schema(node) -> type:
+    """The config class of the section's policy (the shared fields' if its name is unknown)."""
+    return policy_config(node["name"])
+
+
+@dataclass
+class Config:
+    """`mazerl-train`'s settings: a run's whole config, one section per part. The app validates
+    the composed config (`mazerl.apps.schema.validate`) and makes it these dataclasses once
+    (`mazerl.apps.schema.typed`); the loop and the step take it typed."""
+
+    maze: MazeConfig = part(MazeConfig, "the training mazes (conf/maze)")
+    policy: Any = setting(
+        MISSING, section(policy_schema), "the policy: a registered policy's config (conf/policy)"
+    )
+    algo: AlgoConfig = part(AlgoConfig, "the method (conf/algo)")
+    focal: FocalConfig = part(FocalConfig, "F-GRPO's focal weighting (conf/focal)")
+    train: TrainConfig = part(TrainConfig, "the RL loop (conf/train)")
+    base: BaseConfig = part(BaseConfig, "the base model")
+    eval: EvalConfig = part(EvalConfig, "the evaluation (conf/eval)")
+    logger: LoggerConfig = part(LoggerConfig, "TensorBoard and the console (conf/logger)")
+    seed: int = seed_setting()
+    device: str = device_setting()
+    threads: int = threads_setting()
+
+    @classmethod
+    def check_between(cls, node, prefix: str) -> None:
+        """The base checkpoint's presence, the maze distributions themselves (layout files
+        load here: file:line:col errors), then (with torch) the method on groups of
+        `train.group_size` (`check_algo`) and CUDA's presence."""
+        path = node.base.path
+        need(
+            path is None or Path(path).expanduser().is_file(), "base.path", "an existing file", path
+        )
+        try:
+            spec = MazeSpec.of(node.maze)
+            _ = spec.grid_shape  # a layout file is read and checked here
+        except ConfigError as e:
+            raise ConfigError(f"maze: {e}") from None
+        for i, s in enumerate(node.eval.sets):
+            try:
+                set_spec = eval_set_spec(spec, s)  # None: skipped in this layout run
+                _ = set_spec and set_spec.grid_shape
+            except UserError as e:  # a bad size, or a layout file (file:line:col)
+                raise ConfigError(f"eval.sets.{i} ({s.name}): {e}") from None
+        from mazerl.algos import check_algo  # loads the objectives (torch): checked last
+
+        check_algo(OmegaConf.to_object(node.algo), node.train.group_size)
+        if str(node.device).startswith("cuda"):
+            import torch
+
+            if not torch.cuda.is_available():
+                raise ConfigError(f"device={node.device} requested but CUDA is not available here")

@@ -21,17 +21,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import OmegaConf
 from torch.utils.tensorboard import SummaryWriter
 
-from mazerl.algos import AlgoConfig, FocalConfig
 from mazerl.core.cache import cache_root
 from mazerl.core.config import to_container
 from mazerl.core.device import cpu_info, select_device, setup
 from mazerl.core.errors import UserError
 from mazerl.core.files import LockHeld, locked, read_metrics, write_json_atomic
 from mazerl.core.provenance import code_identity
-from mazerl.envs.spec import MazeSpec
+from mazerl.envs.spec import MazeTask
 from mazerl.eval.dashboard import (
     headline_ks,
     hparams_metrics,
@@ -40,6 +39,7 @@ from mazerl.eval.dashboard import (
     write_hparams,
 )
 from mazerl.eval.evaluate import excluded_keys
+from mazerl.eval.metric_names import Metric
 from mazerl.eval.runner import (
     BaseEvaluation,
     cached_sets,
@@ -49,6 +49,7 @@ from mazerl.eval.runner import (
     log_eval,
 )
 from mazerl.train.collect import TRAIN_BLOCK, TrainingMazes, rollout_metrics
+from mazerl.train.config import Config
 from mazerl.train.progress import (
     Progress,
     SignalCheck,
@@ -70,8 +71,9 @@ class TrainingError(UserError):
     """The run cannot go on (non-finite steps); the message says why and what is kept."""
 
 
-def train(cfg: DictConfig, out: Path) -> dict:
-    """The whole run in the folder `out`; returns the final metrics (also in `metrics.json`)."""
+def train(cfg: Config, out: Path) -> dict:
+    """The whole run of the typed config `cfg` (`mazerl.apps.schema.typed`) in the folder
+    `out`; returns the final metrics (also in `metrics.json`)."""
     job_start = time.time()
     # one job per run dir: a second writer would interleave its checkpoints, train.csv, evals
     with contextlib.ExitStack() as hold:
@@ -92,7 +94,7 @@ def train(cfg: DictConfig, out: Path) -> dict:
         return _train(cfg, out, job_start)
 
 
-def _train(cfg: DictConfig, out: Path, job_start: float) -> dict:
+def _train(cfg: Config, out: Path, job_start: float) -> dict:
     """`train`'s body, run while this job holds the run dir's lock: set up, iterate, finish."""
     run = _set_up(cfg, out)
     writer = _open_events(run)
@@ -102,12 +104,15 @@ def _train(cfg: DictConfig, out: Path, job_start: float) -> dict:
 
 @dataclass
 class Run:
-    """A run's parts while its job trains it: the config, the run dir, the device, the
-    console, the evaluation sets and their base-model results, the training mazes, the
-    learner and its step, the checkpointed state, the iterations, and what `metrics.json`
-    records of the machine and the code (`info`)."""
+    """A run's parts while its job trains it: the typed config and its plain dicts
+    (`record`: the checkpoints' and the hparams'), the maze task, the run
+    dir, the device, the console, the evaluation sets and their base-model results, the
+    training mazes, the learner and its step, the checkpointed state, the iterations, and
+    what `metrics.json` records of the machine and the code (`info`)."""
 
-    cfg: DictConfig
+    cfg: Config
+    record: dict
+    task: MazeTask
     out: Path
     device: torch.device
     progress: Progress
@@ -123,49 +128,49 @@ class Run:
     info: dict
 
 
-def _set_up(cfg: DictConfig, out: Path) -> Run:
+def _set_up(cfg: Config, out: Path) -> Run:
     """Device and threads, the console summary, the evaluation sets, the training mazes, the
     base policy (SFT, cached) and its evaluation, the learner; resumed or forked."""
     device = select_device(cfg.device)
     threads = setup(cfg.seed, cfg.threads, device)
-    algo, focal = AlgoConfig(**cfg.algo), FocalConfig(**cfg.focal)
     progress = Progress(progress_mode(cfg.logger), cfg.train.log_every)
     cpu, code = cpu_info(), dict(code_identity())
-    spec = MazeSpec.of(cfg.maze)  # the run's one maze source: sets, training mazes, base model
+    task = MazeTask.of(cfg.maze)  # the run's one maze source: sets, training mazes, base model
+    spec = task.spec
     progress.log(
         config_summary(
-            out, device, threads, spec.describe(), cpu, code, algo=algo,
-            focal=focal, train=cfg.train, maze=cfg.maze, policy=cfg.policy, seed=cfg.seed,
+            out, device, threads, spec.describe(), cpu, code, algo=cfg.algo,
+            focal=cfg.focal, train=cfg.train, task=task, policy=cfg.policy, seed=cfg.seed,
         )
     )  # fmt: skip
     cache = cache_root(cfg.base.cache_dir)
     sets = cached_sets(spec, cfg.eval, cache / "eval_sets", progress.log)
     total = iterations_for(cfg.train)
     mazes = TrainingMazes(
-        spec, cfg.maze.pool_size, excluded_keys(sets), cfg.seed, progress.log,
+        task, excluded_keys(sets), cfg.seed, progress.log,
         cache_dir=cache / "train_mazes", block=min(TRAIN_BLOCK, total),
     )  # fmt: skip
     held_out = held_out_keys(spec, cfg.eval, cfg.base.held_out, cache / "eval_sets", progress.log)
     base, base_dir, base_origin = obtain_base(
-        spec, held_out, device, progress.log, allow_revisits=cfg.maze.allow_revisits,
-        policy=cfg.policy, base=cfg.base,
-    )  # fmt: skip
+        task, held_out, device, progress.log, policy=cfg.policy, base=cfg.base
+    )
     base_eval = BaseEvaluation.load_or_run(
         base_dir, base, sets, device, progress.log,
-        maze=cfg.maze, eval=cfg.eval, weights=base_origin["sha256"],
+        task=task, eval=cfg.eval, weights=base_origin["sha256"],
     )  # fmt: skip
     learner = Learner.start(cfg.train, base, total)
+    record = to_container(cfg)
     state = RunState(
-        out / "checkpoints", cfg.train.keep_checkpoints, to_container(cfg), base_dir,
+        out / "checkpoints", cfg.train.keep_checkpoints, record, base_dir,
         base_origin, policy_state=learner.policy, optimizer=learner.optimizer,
         scheduler=learner.scheduler,
     )  # fmt: skip
     resumed = _resume_or_fork(cfg.train, state, out, total, device, progress)
-    step = TrainStep.of(cfg, device)
+    step = TrainStep.of(cfg, task, device)
     info = {"threads": threads, "device": str(device), **cpu, "code": code}
     return Run(
-        cfg, out, device, progress, sets, base_eval, base_origin, mazes, learner, step, state,
-        total, resumed, info,
+        cfg, record, task, out, device, progress, sets, base_eval, base_origin, mazes, learner,
+        step, state, total, resumed, info,
     )  # fmt: skip
 
 
@@ -196,11 +201,10 @@ def _open_events(run: Run) -> SummaryWriter:
         flush_secs=cfg.logger.flush_secs,
     )  # fmt: skip
     if run.resumed is None:  # new events: from scratch, or a fork's first launch
-        writer.add_text("config", f"```yaml\n{OmegaConf.to_yaml(cfg, resolve=True)}\n```")
+        writer.add_text("config", f"```yaml\n{OmegaConf.to_yaml(cfg)}\n```")
         names = [s.name for s in run.sets]
-        writer.add_custom_scalars(
-            train_layout(names, cfg.eval.n, cfg.eval.exact_ks, cfg.maze.routes > 1)
-        )
+        layout = train_layout(names, cfg.eval.n, cfg.eval.exact_ks, run.task.braid)
+        writer.add_custom_scalars(layout)
         results = run.base_eval.results
         log_eval(writer, results, results, 0, cfg.eval.images)
     return writer
@@ -214,10 +218,12 @@ def _iterate(run: Run, writer: SummaryWriter) -> dict[str, float]:
     start, total, first = state.iteration, run.total, run.sets[0].name
     scalar_log = ScalarLog(run.out / SCALARS_FILE, t.log_every, start, total)
     stop, bad_in_row, train_scalars = StopSignal(), 0, {}
-    eval_pass1 = run.base_eval.scalars().get(f"eval/{first}/pass@1", float("nan"))
+    pass1 = Metric("pass", first, 1)  # the first set's sampled pass@1: the progress line's
+    eval_pass1 = run.base_eval.scalars().get(pass1.name, float("nan"))
     signal_check = SignalCheck(start, total, f"{first} pass@1 {eval_pass1:.3f}")
     if start:  # resumed: progress shows the last evaluation's pass@1, not the base model's
-        eval_pass1 = last_saved(run.out / "eval", start).get(first, {}).get("pass@1", eval_pass1)
+        last = last_saved(run.out / "eval", start).get(first)
+        eval_pass1 = last.on_set(first).get(pass1, eval_pass1) if last else eval_pass1
     progress.begin(start, total)
     try:
         for it in range(start, total):
@@ -324,12 +330,12 @@ def _evaluate_during(
     images = cfg.eval.images if images_every is None or step % images_every == 0 else 0
     results = evaluate_all(
         run.learner.policy, run.sets, run.device, cfg.eval.n_during, step, run.out / "eval",
-        images, maze=cfg.maze, eval=cfg.eval,
+        images, allow_revisits=run.task.allow_revisits, eval=cfg.eval,
     )  # fmt: skip
     flat = log_eval(writer, results, run.base_eval.results, step, images)
     seconds = time.time() - t0
     writer.add_scalar("time/eval_s", seconds, step)
-    return seconds, flat.get(f"eval/{first}/pass@1", eval_pass1)
+    return seconds, flat.get(Metric("pass", first, 1).name, eval_pass1)
 
 
 def _finish(run: Run, writer: SummaryWriter, train_scalars: dict, job_start: float) -> dict:
@@ -340,12 +346,13 @@ def _finish(run: Run, writer: SummaryWriter, train_scalars: dict, job_start: flo
     t0 = time.time()
     results = evaluate_all(
         run.learner.policy, run.sets, run.device, cfg.eval.n, total, run.out / "eval",
-        cfg.eval.images, maze=cfg.maze, eval=cfg.eval,
+        cfg.eval.images, allow_revisits=run.task.allow_revisits, eval=cfg.eval,
     )  # fmt: skip
     final = log_eval(writer, results, run.base_eval.results, total, cfg.eval.images)
     writer.add_scalar("time/eval_s", time.time() - t0, total)
-    hparams = run_hparams(cfg)
-    write_hparams(writer, hparams, hparams_metrics(names, cfg.eval.n, cfg.eval.exact_ks), cfg)
+    hparams = run_hparams(run.record)
+    tags = hparams_metrics(names, cfg.eval.n, cfg.eval.exact_ks)
+    write_hparams(writer, hparams, tags, run.record)
     writer.close()
     metrics = {
         "final": final,

@@ -20,6 +20,7 @@ from tqdm.contrib.logging import logging_redirect_tqdm
 
 from mazerl.algos import AlgoConfig, FocalConfig
 from mazerl.core.provenance import short_code
+from mazerl.envs.spec import MazeTask
 from mazerl.eval.metric_names import Metric
 
 logger = logging.getLogger("mazerl")
@@ -60,17 +61,17 @@ def config_summary(
     algo: AlgoConfig,
     focal: FocalConfig,
     train,
-    maze,
+    task: MazeTask,
     policy,
     seed: int,
 ) -> str:
     """One line naming the run: method (`algo.name`, `focal.gamma`), group size and prompts
-    (`train`), the training mazes (`mazes`: what the maze spec says it draws; `maze.routes`
-    and `maze.pool_size`), `policy.name`, `seed`, where it runs (the CPU's model and vector
+    (`train`), the training mazes (`mazes`: what the maze spec says it draws; the `task`'s
+    routes and pool size), `policy.name`, `seed`, where it runs (the CPU's model and vector
     capability), the code it runs (`code`: its commit, `short_code`) and where it writes."""
-    t, m = train, maze
-    extra = (f", {m.routes} routes" if m.routes > 1 else "") + (
-        f", a pool of {m.pool_size}" if m.pool_size else ""
+    t = train
+    extra = (f", {task.spec.routes} routes" if task.braid else "") + (
+        f", a pool of {task.pool_size}" if task.pool_size else ""
     )
     return (
         f"run {out}: {algo.name}, focal gamma {focal.gamma:g}, {t.num_prompts} mazes x "

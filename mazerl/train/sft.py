@@ -28,7 +28,7 @@ from mazerl.core.errors import CheckpointError, ConfigError
 from mazerl.core.files import config_hash, locked
 from mazerl.core.streams import STREAM_PROBE, STREAM_SFT, rng, torch_generator
 from mazerl.envs.maze import Maze
-from mazerl.envs.spec import MazeSpec, base_spec, sample_mazes
+from mazerl.envs.spec import MazeSpec, MazeTask, base_spec, sample_mazes
 from mazerl.policy import PolicyConfig, build_policy
 from mazerl.policy.base import SequencePolicy
 from mazerl.policy.tokens import encode
@@ -130,18 +130,18 @@ def load_base(
 
 
 def obtain_base(
-    spec: MazeSpec,
+    task: MazeTask,
     held_out: set[bytes],
     device: torch.device,
     log: Callable[[str], None] = print,
     *,
-    allow_revisits: bool,
     policy: PolicyConfig,
     base: BaseConfig,
 ) -> tuple[SequencePolicy, Path, dict]:
-    """The base policy of a run on the mazes of `spec` (with `maze.allow_revisits`) and its
-    `policy` and `base` config sections: `base.path`, the bank (`mazerl.train.bank`, per
-    `base.bank`), the cache (under `cache_root(base.cache_dir)`), or trained now (and cached).
+    """The base policy of a run on the mazes of `task` (its spec, under its maze rule
+    `allow_revisits`) and its `policy` and `base` config sections: `base.path`, the bank
+    (`mazerl.train.bank`, per `base.bank`), the cache (under `cache_root(base.cache_dir)`),
+    or trained now (and cached).
     It learns from the run's mazes with one route (`base_spec`: perfect mazes), also for braid
     runs, whose longer routes thereby start rare; `held_out` mazes (`held_out_keys`: evaluation
     mazes) are never shown.
@@ -149,19 +149,19 @@ def obtain_base(
     A layout run's base model learns from the layout collection itself (a layout has no
     generator to draw more mazes from), evaluation mazes of the collection included.
 
-    The spec's settings and `allow_revisits` (less the RL-only routes: the same key as the
-    `maze` section less `routes`, `route_lengths` and `pool_size`), the resolved `policy` and
-    `base` sections, and a layout's mazes, key the cache. Returns the base policy, the folder
+    The task's episodes (`MazeTask.episodes`: the spec's settings and `allow_revisits`) less
+    the RL-only routes (`routes`, `route_lengths`), the `policy` and `base` sections, and a
+    layout's mazes, key the cache (and the bank). Returns the base policy, the folder
     where its evaluations are stored, and where the weights came from: `{"source": bank |
     cache | trained | path, "key", "sha256"}` (the cache key and the checkpoint file's sha256:
     runs that started from the same base model show the same sha256; `base.path` adds
     `"path"`, the file)."""
     parts = {
-        "maze": {**spec.settings(), "allow_revisits": allow_revisits},
+        "maze": task.episodes(),
         "policy": to_container(policy),
         "base": to_container(base),
     }
-    spec, pool, excluded = base_spec(spec), [], held_out
+    spec, pool, excluded = base_spec(task.spec), [], held_out
     if spec.collection is not None:
         pool = sorted({m.key for m in spec.collection})
         excluded = excluded - set(pool)
@@ -201,7 +201,7 @@ def obtain_base(
                 ) from None
             return model, folder, {"source": "cache", "key": key, "sha256": sha256(ckpt_path)}
         torch.manual_seed(base.seed)
-        model = build_policy(parts["policy"]).to(device)
+        model = build_policy(policy).to(device)
         log(
             f"base model: training {parts['policy']['name']} "
             f"({model.num_parameters():,} parameters) -> {ckpt_path}"
@@ -211,7 +211,7 @@ def obtain_base(
                 model,
                 spec,
                 base,
-                allow_revisits=allow_revisits,
+                allow_revisits=task.allow_revisits,
                 excluded=excluded,
                 device=device,
                 log=log,

@@ -13,13 +13,13 @@ import copy
 from dataclasses import dataclass
 
 import torch
-from omegaconf import DictConfig
 
 from mazerl.algos import AlgoConfig, FocalConfig, estimator_inputs, group_advantages
+from mazerl.envs.spec import MazeTask
 from mazerl.eval.routes import route_tracking
 from mazerl.rollout import Rollouts
 from mazerl.train.collect import collect, greedy_correct
-from mazerl.train.config import TrainConfig
+from mazerl.train.config import Config, TrainConfig
 from mazerl.train.schedule import lr_factor
 from mazerl.train.update import update
 
@@ -92,16 +92,11 @@ class TrainStep:
     device: torch.device
 
     @classmethod
-    def of(cls, cfg: DictConfig, device: torch.device) -> "TrainStep":
-        """The step of a composed `mazerl-train` config."""
+    def of(cls, cfg: Config, task: MazeTask, device: torch.device) -> "TrainStep":
+        """The step of a run's typed config (`mazerl.apps.schema.typed`: its sections as they
+        are) on the mazes of `task` (`MazeTask.of(cfg.maze)`, built once per run)."""
         return cls(
-            cfg.train,
-            AlgoConfig(**cfg.algo),
-            FocalConfig(**cfg.focal),
-            cfg.maze.allow_revisits,
-            cfg.maze.routes > 1,
-            cfg.seed,
-            device,
+            cfg.train, cfg.algo, cfg.focal, task.allow_revisits, task.braid, cfg.seed, device
         )
 
     def __call__(self, learner: Learner, mazes, it: int, sampler=None) -> StepStats:

@@ -111,7 +111,7 @@ def mean_entropy(
 
 def bank_features(cfg, folder: Path = BANK_DIR, samples: int = 16, log=print) -> dict:
     """The features of every bank model in `folder` (the module's docstring) on the ID set of
-    `cfg` (the composed `experiment=maze_long` config: 1,024 mazes, eval.seed 1234), exact
+    `cfg` (the typed `experiment=maze_long` config: 1,024 mazes, eval.seed 1234), exact
     per-maze p by teacher forcing (as the evaluation computes it), entropy on `samples` samples
     per maze drawn from the evaluation's sampling stream of step 0. One torch thread; a few
     seconds a model."""
