@@ -104,6 +104,7 @@ def test_the_guides_additions_pass_the_contract_tests_and_train(tmp_path):
         ("test_metric_is_a_real_number_of_the_set_in_sampled_metrics", "majority"),
         ("test_policy_cached_decoding_equals_teacher_forcing", "mlp-position"),
         ("test_policy_cached_decoding_equals_teacher_forcing", "mlp-prompt"),
+        ("test_policy_scores_each_distinct_response_once_with_every_rows_gradient", "mlp"),
         ("test_policy_scores_what_it_sampled_and_differentiates", "mlp-position"),
         ("test_policy_scores_what_it_sampled_and_differentiates", "mlp-prompt"),
     ]
