@@ -13,7 +13,7 @@ from mazerl.core.errors import ConfigError
 from mazerl.envs import generators, layouts
 from mazerl.envs.maze import DOWN, LEFT, RIGHT, UP
 from mazerl.envs.maze_env import MazeEnv
-from mazerl.envs.spec import MazeConfig, MazeSpec
+from mazerl.envs.spec import MazeConfig, MazeSpec, eval_set_spec
 
 
 @pytest.mark.parametrize("generator", generators.GENERATORS.names())
@@ -202,3 +202,26 @@ def test_max_steps_is_positive_or_the_default():
     for bad in (0, -3, 1.5, True, "5"):
         with pytest.raises(ConfigError, match=f"max_steps must be a positive integer.*got {bad!r}"):
             MazeEnv(layout="tiny", max_steps=bad)
+
+
+def test_an_evaluation_sets_spec_is_the_runs_with_the_sets_changes():
+    """`eval_set_spec` is the one way from a set config to its mazes: the run's spec with the
+    set's changes (every other field carried over), which the env takes as it is."""
+    from dataclasses import replace
+
+    from mazerl.eval.config import EvalSetConfig
+
+    spec = MazeSpec(size=4, height=3, width=6, generator="kruskal", start_goal="farthest",
+                    routes=2, route_lengths="short_common")  # fmt: skip
+    big = eval_set_spec(spec, EvalSetConfig(name="big", size_delta=2, generator="dfs"))
+    assert big == replace(spec, height=5, width=8, generator="dfs")
+    env = gym.make(mazerl.ENV_ID, maze_spec=big)
+    obs, _ = env.reset(seed=0)
+    assert obs["grid"].shape == (3, 11, 17)  # 2 * 5 + 1 rows, 2 * 8 + 1 columns
+    assert env.unwrapped.maze.key == big.sample(np.random.default_rng(0)).key
+    assert len(env.unwrapped.maze.routes) == 2
+    assert eval_set_spec(spec, EvalSetConfig(name="id")) is spec
+    perfect = replace(spec, routes=1)
+    tiny = eval_set_spec(perfect, EvalSetConfig(name="tiny", layout="tiny"))
+    assert tiny == replace(perfect, layout="tiny")
+    assert [m.key for m in tiny.collection] == [layouts.load("tiny").key]

@@ -10,7 +10,7 @@ from conftest import ROOT
 from mazerl.envs.maze import replay
 from mazerl.envs.spec import MazeSpec, sample_mazes
 from mazerl.eval.evaluate import EvalSet, SetResult, evaluate_set, route_logprobs
-from mazerl.eval.metric_names import Metric
+from mazerl.eval.metric_names import Metric, set_values
 from mazerl.eval.passk import exact_pass_at_k
 from mazerl.policy.base import SequencePolicy
 from mazerl.policy.tokens import N_ACTIONS, encode
@@ -117,6 +117,30 @@ def test_a_sets_values_are_keyed_by_metric_and_saved_under_the_committed_keys(ma
     again = {s: SetResult.from_json(r).to_json() for s, r in committed.items()}
     assert again == committed
     assert "exact_pass@256_se" in committed["id"] and "per_maze" in committed["id"]
+
+
+def test_a_saved_evaluation_reads_back_as_metrics_of_its_sets():
+    """The analysis reads a set's saved values as `Metric`s of that set (`set_values`), no
+    name built by hand: a standard error is its own value, not the value it belongs to."""
+    from mazerl.analysis.runs import eval_value, eval_values, read_run
+
+    saved = {"pass@1": 0.5, "pass@1_se": 0.125, "per_maze": {"n": 4}, "mazes": {"exact": 2}}
+    pass1 = Metric("pass", "id", 1)
+    assert set_values(saved | {"flag": True}, "id") == {pass1: 0.5, pass1.se(): 0.125}
+    assert set_values({"rare_mass": 0.25}, "ood", "routes") == {
+        Metric("rare_mass", "ood", source="routes"): 0.25
+    }
+    run = read_run(ROOT / "experiments" / "runs" / "methods_routes" / "clip_cov_N8_g0.0_s0")
+    committed = json.loads((run.path / "eval" / "step_0000250.json").read_text())["id"]
+    exact256 = Metric("exact_pass", "id", 256)
+    assert committed["exact_pass@256_se"] != committed["exact_pass@256"]
+    assert eval_value(run, 250, exact256.se()) == committed["exact_pass@256_se"]
+    assert eval_value(run, 250, exact256) == committed["exact_pass@256"]
+    values = eval_values(run, 250)
+    assert values[exact256.se()] == committed["exact_pass@256_se"]
+    assert {m.set for m in values} == set(
+        json.loads((run.path / "eval" / "step_0000250.json").read_text())
+    )
 
 
 def test_temperature_scales_exact_probability(mazes):

@@ -75,3 +75,32 @@ def test_a_layout_declares_its_route_count():
     with pytest.raises(LayoutError, match=r"^two\.txt:5:4: 2 simple paths.*exactly 3"):
         layouts.parse(two.replace("2", "3", 1), "two.txt")
     assert layouts.to_text(layouts.parse(two)) == two
+
+
+def test_a_layout_file_is_parsed_once_per_version_and_the_latest_versions_kept(
+    tmp_path, monkeypatch
+):
+    """`parsed_file` keeps one parse per file version: read again unchanged, the file is not
+    parsed again; edited, the new maze is read; and only the `PARSED_FILES` latest versions
+    are kept, so a process that reads many files does not keep them all."""
+    parses, parse_file = [], layouts.parse_file
+
+    def counting(path, routes):
+        parses.append(path.name)
+        return parse_file(path, routes)
+
+    monkeypatch.setattr(layouts, "parse_file", counting)
+    path = tmp_path / "m.txt"
+    path.write_text("S.#\n#.#\n#.G\n")
+    assert [m.shape for m in layouts.load_collection(str(path))] == [(3, 3)]
+    assert [m.shape for m in layouts.load_collection(str(path))] == [(3, 3)]
+    assert parses == ["m.txt"]
+    path.write_text("S.#\n#.#\n#.#\n#.G\n")  # edited between two runs of one process
+    assert [m.shape for m in layouts.load_collection(str(path))] == [(4, 3)]
+    assert parses == ["m.txt", "m.txt"]
+    for i in range(layouts.PARSED_FILES):  # as many other files: m.txt's parse is dropped
+        other = tmp_path / f"other{i}.txt"
+        other.write_text("S.G\n")
+        layouts.read_file(other)
+    layouts.read_file(path)
+    assert parses[-1] == "m.txt" and len(parses) == 3 + layouts.PARSED_FILES

@@ -12,6 +12,7 @@ pytest.importorskip("datasets")
 
 from mazerl.envs.spec import MazeSpec
 from mazerl.eval.evaluate import EvalSet, mazes_hash
+from mazerl.eval.metric_names import Metric
 from mazerl.llm import exact
 from mazerl.llm.export import maze_key, records, write
 from mazerl.llm.models import maze_tokenizer, reloads_right, tiny_model
@@ -165,14 +166,16 @@ def test_exact_pass_at_k_agrees_with_sampled_within_standard_error(warm):
     out = exact.evaluate_set(
         model, tok, EvalSet("id", ms), texts, fmt="maxrl", n=n, exact_ks=(1, 4)
     )
-    p = np.array(out["per_maze"]["exact_p"])
+    p = np.array(out.per_maze["exact_p"])
     assert 0.05 < p.mean() < 0.95, p  # a meaningful comparison
     # sampled success rate against exact p: binomial standard error of the mean over mazes
     se = np.sqrt((p * (1 - p) / n).sum()) / len(ms)
-    assert abs(out["success_rate"] - p.mean()) < 3 * se
-    assert abs(out["pass@4"] - out["exact_pass@4"]) < 3 * max(out["pass@4_se"], se)
+    value, pass4, exact4 = out.values, Metric("pass", k=4), Metric("exact_pass", k=4)
+    assert abs(value[Metric("success_rate")] - p.mean()) < 3 * se
+    assert abs(value[pass4] - value[exact4]) < 3 * max(value[pass4.se()], se)
     # the maze tokenizer has one spelling per answer: no success outside the canonical tokens
-    assert out["noncanonical_success_rate"] == 0.0
+    assert value[Metric("noncanonical_success_rate")] == 0.0
+    assert out.mazes == {"sampled": 8, "exact": 8}
     assert p[0] == pytest.approx(by_hand(model, tok, ms[0], ms[0].solution), rel=1e-4)
 
 

@@ -539,3 +539,49 @@ def test_export_with_maxrls_rule_marks_its_rows():
         records([EDGE], "plain", "train", "hand", rule="maxrl")
     with pytest.raises(UserError, match="unknown rule 'x'; known: mazerl, maxrl"):
         records([EDGE], "maxrl", "train", "hand", rule="x")
+
+
+def test_an_lm_evaluation_is_keyed_by_metric_and_written_under_the_names_on_disk(tmp_path):
+    """The language-model evaluation's values are keyed by `Metric`; `write_run` writes the
+    names `metrics.json` and `eval/step_0000000.json` have always held, and the printed line
+    shows the `pass` and `exact_pass` values, standard errors left out."""
+    import json
+
+    from mazerl.apps.llm import figures
+    from mazerl.eval.metric_names import Metric
+    from mazerl.llm.exact import LmSetResult, write_run
+
+    pass1, exact4, gap = (
+        Metric("pass", k=1),
+        Metric("exact_pass", k=4),
+        Metric("noncanonical_success_rate"),
+    )
+    values = {pass1: 0.5, pass1.se(): 0.25, exact4: 0.75, exact4.se(): 0.125, gap: 0.0}
+    per = {"successes": [1, 3], "n": 4, "exact_p": [0.25, 0.5]}
+    result = LmSetResult(values, per, mazes={"sampled": 2, "exact": 5}, max_new_tokens=9)
+    write_run(tmp_path, {"id": result}, {"command": "eval"}, ["model=m"])
+    final = json.loads((tmp_path / "metrics.json").read_text())["final"]
+    assert final == {
+        "eval/id/pass@1": 0.5,
+        "eval/id/pass@1_se": 0.25,
+        "eval/id/exact_pass@4": 0.75,
+        "eval/id/exact_pass@4_se": 0.125,
+        "eval/id/noncanonical_success_rate": 0.0,
+    }
+    saved = json.loads((tmp_path / "eval" / "step_0000000.json").read_text())
+    assert saved == {
+        "id": {
+            "pass@1": 0.5,
+            "pass@1_se": 0.25,
+            "exact_pass@4": 0.75,
+            "exact_pass@4_se": 0.125,
+            "noncanonical_success_rate": 0.0,
+            "mazes": {"sampled": 2, "exact": 5},
+            "max_new_tokens": 9,
+            "per_maze": per,
+        }
+    }
+    assert (
+        figures(result, 4)
+        == "sampled (2 mazes, n 4): pass@1 0.500; exact (5 mazes): exact_pass@4 0.750"
+    )

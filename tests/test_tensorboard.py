@@ -230,8 +230,8 @@ def test_metric_names_and_tags_are_the_strings_committed_studies_hold():
     assert Metric("rare_mass", "id", source="routes").tag == "routes/id/rare_mass"
     assert Metric("mass_route", "id", 0, "routes").name == "routes/id/mass_route_0"
     assert headline_ks(256) == [1, 8, 64, 256] and headline_ks(32) == [1, 8, 32]
-    assert next(iter(train_layout(["id"], 256, [1, 256]))) == "headline"
-    assert "routes and tail misses" in train_layout(["id"], 256, [1, 256], routes=True)
+    assert next(iter(train_layout(["id"], 256, [1, 256], [1, 256]))) == "headline"
+    assert "routes and tail misses" in train_layout(["id"], 256, [1, 256], [1, 256], routes=True)
 
 
 class Tags:
@@ -345,3 +345,68 @@ def test_a_sweep_in_tensorboard_one_line_per_run_short_names_swept_hparams(tmp_p
         "eval/id/exact_pass@1",
         "eval/id/exact_pass@32",
     ]
+
+
+def test_each_evaluation_chart_shows_exactly_its_metrics_tags():
+    """The layout's evaluation charts are their metrics' tags, each matched whole: no other
+    k, set or statistic (a set name with a regex character included)."""
+    layout = train_layout(["id", "a.b"], 32, [1, 4, 32], [1, 32, 256], routes=True)
+    candidates = [
+        f"{section}/{s}/{name}"
+        for section in ("eval", "eval_base", "eval_vs_base", "eval_se", "routes")
+        for s in ("id", "a.b", "axb", "id2")
+        for name in [
+            *(
+                f"{p}pass@{k}{e}"
+                for p in ("", "delta_", "delta_exact_", "exact_")
+                for k in range(1, 300)
+                for e in ("", "_se")
+            ),
+            "success_on_rare",
+            "success_on_common",
+            "success_rate",
+            "rare_mass",
+            "common_mass",
+            "forgotten",
+            "mass_route_0",
+        ]
+    ]
+
+    def shown(chart) -> set:
+        return {t for t in candidates if any(re.search(p, t) for p in chart[1])}
+
+    assert shown(layout["pass@k, every k"]["a.b"]) == {
+        "eval/a.b/pass@1",
+        "eval/a.b/pass@4",
+        "eval/a.b/pass@32",
+    }
+    assert shown(layout["pass@1 and pass@n against the base model"]["id"]) == {
+        "eval/id/pass@1",
+        "eval/id/pass@32",
+        "eval_base/id/pass@1",
+        "eval_base/id/pass@32",
+    }
+    assert shown(layout["pass@k against the base model (difference)"]["id"]) == {
+        "eval_vs_base/id/delta_pass@1",
+        "eval_vs_base/id/delta_pass@4",
+        "eval_vs_base/id/delta_pass@32",
+        "eval_vs_base/id/delta_exact_pass@1",
+        "eval_vs_base/id/delta_exact_pass@32",
+        "eval_vs_base/id/delta_exact_pass@256",
+    }
+    assert shown(layout["rare and common mazes (base success < 0.1 or not)"]["id"]) == {
+        "eval/id/success_on_rare",
+        "eval/id/success_on_common",
+    }
+    routes = layout["routes and tail misses"]
+    assert shown(routes["eval: rare and common route mass"]) == {
+        "routes/id/rare_mass",
+        "routes/id/common_mass",
+        "routes/a.b/rare_mass",
+        "routes/a.b/common_mass",
+    }
+    assert shown(routes["eval: forgotten routes per maze"]) == {
+        "routes/id/forgotten",
+        "routes/a.b/forgotten",
+    }
+    assert shown(layout["headline"]["a.b: exact pass@32"]) == {"eval/a.b/exact_pass@32"}

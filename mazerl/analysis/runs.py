@@ -28,7 +28,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from mazerl.analysis.folders import run_dirs
 from mazerl.core.config import CONF_DIR, load_option
 from mazerl.core.files import read_metrics
-from mazerl.eval.metric_names import Metric
+from mazerl.eval.metric_names import Metric, set_values
 from mazerl.eval.passk import exact_pass_at_k, pass_at_k
 
 N_KEYS = ("train.group_size", "sim.group_size")  # the settings that hold the group size N
@@ -387,13 +387,10 @@ def at_step(run: Run, step: int) -> Run:
     base = (run.metrics or {}).get("base", {})
     final = {}
     for set_name, values in evaluation.items():
-        for k, v in values.items():
-            metric = Metric.parse(f"eval/{set_name}/{k}")
-            if metric is None or not isinstance(v, int | float) or isinstance(v, bool):
-                continue
-            final[metric.name] = float(v)
+        for metric, v in set_values(values, set_name).items():
+            final[metric.name] = v
             if metric.declared.passk and metric.stat == "" and metric.name in base:
-                final[metric.delta().name] = float(v) - base[metric.name]
+                final[metric.delta().name] = v - base[metric.name]
     out = replace(run, overrides=dict(run.overrides), until=step, steps=step, problem="")
     metrics = {"base": base, "final": final | expected_distinct_routes(out), "iterations": step}
     if "code" in (run.metrics or {}):
@@ -489,19 +486,14 @@ def per_maze_values(
 def eval_value(run: Run, step: int, col: "Metric | str") -> float | None:
     """The set-level value of `col` in the run's evaluation at `step` (None: not there)."""
     metric = Metric.of(col)
-    value = ((evaluations(run).get(step) or {}).get(metric.set) or {}).get(metric.short)
+    value = ((evaluations(run).get(step) or {}).get(metric.set) or {}).get(metric.key)
     return None if value is None else float(value)
 
 
 def eval_values(run: Run, step: int) -> dict[Metric, float]:
     """`{Metric: value}` of the set-level scalars of the run's evaluation at `step`."""
-    return typed(
-        {
-            f"eval/{s}/{k}": v
-            for s, ev in (evaluations(run).get(step) or {}).items()
-            for k, v in ev.items()
-        }
-    )
+    saved = (evaluations(run).get(step) or {}).items()
+    return {m: v for s, ev in saved for m, v in set_values(ev, s).items()}
 
 
 def eval_curve(run: Run, col: "Metric | str") -> list[tuple[int, float]]:

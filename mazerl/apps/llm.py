@@ -654,27 +654,32 @@ def evaluate(args) -> None:
         "top_p": None,
         "n": args.n,
         "sampled_mazes": args.sampled_mazes or None,
-        "max_new_tokens": {s: m["max_new_tokens"] for s, m in results.items()},
-        "mazes": {s: m["mazes"] for s, m in results.items()},
+        "max_new_tokens": {s: r.max_new_tokens for s, r in results.items()},
+        "mazes": {s: r.mazes for s, r in results.items()},
         "seed": args.seed,
         **where,
     }
     overrides = [f"model={name}", f"temperature={args.temperature}", f"seed={args.seed}"]
     write_run(args.out, results, about, overrides)
-    for set_name, m in results.items():
-        print(f"{set_name}: {figures(m, args.n)}")
+    for set_name, r in results.items():
+        print(f"{set_name}: {figures(r, args.n)}")
     print(where_line(where, args.out))
 
 
-def figures(metrics: dict, n: int) -> str:
-    """One set's pass@k figures, each kind labelled with the mazes it covers:
+def figures(result, n: int) -> str:
+    """One set's pass@k figures (its `LmSetResult`: the values of the `pass` and `exact_pass`
+    families, under their `Metric.key`), each kind labelled with the mazes it covers:
     `sampled (4 mazes, n 16): pass@1 0.781 ...; exact (64 mazes): exact_pass@1 0.594 ...`."""
-    counts = metrics["mazes"]
     parts = []
-    for kind, label in (("sampled", f"{counts['sampled']} mazes, n {n}"),
-                        ("exact", f"{counts['exact']} mazes")):  # fmt: skip
-        keys = [k for k in metrics if k.startswith("exact_pass@" if kind == "exact" else "pass@")]
-        values = "  ".join(f"{k} {metrics[k]:.3f}" for k in keys if not k.endswith("_se"))
+    for kind, family, label in (
+        ("sampled", "pass", f"{result.mazes['sampled']} mazes, n {n}"),
+        ("exact", "exact_pass", f"{result.mazes['exact']} mazes"),
+    ):
+        values = "  ".join(
+            f"{m.key} {v:.3f}"
+            for m, v in result.values.items()
+            if (m.family, m.stat) == (family, "")
+        )
         if values:
             parts.append(f"{kind} ({label}): {values}")
     return "; ".join(parts)

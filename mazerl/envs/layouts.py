@@ -14,6 +14,7 @@ explicitly with walls at the bottom and right to the collection's largest grid, 
 has one prompt shape whatever batch it is in.
 """
 
+import functools
 import glob
 import re
 from importlib import resources
@@ -27,6 +28,7 @@ from mazerl.envs.maze import Maze, simple_paths
 WALL, OPEN, START, GOAL = "#", ".", "S", "G"
 MAX_SIDE = 129
 MAX_ROUTES = 8
+PARSED_FILES = 64  # file versions whose parse `parsed_file` keeps
 ROUTES_HEADER = re.compile(r"routes:\s*(\S*)\s*$")
 
 
@@ -186,27 +188,53 @@ def blocks(text: str) -> list[tuple[int, list[str]]]:
     return out
 
 
-# `read_file`'s parses: (path as given, resolved path, routes) -> ((mtime_ns, size), mazes)
-_PARSED: dict[tuple[Path, Path, int], tuple[tuple[int, int], tuple[Maze | LayoutError, ...]]] = {}
-
-
 def read_file(path: Path, routes: int = 1) -> list[Maze | LayoutError]:
     """Every maze of one layout file, each parsed or its rejection. In a file of several mazes
-    the rejection names the maze (1-based) and the mazes are named `<stem>:<k>`. A file is
-    parsed once per process for each `routes` while it is unchanged (its modification time
-    and size say so), however many specs, sets and checks read it."""
+    the rejection names the maze (1-based) and the mazes are named `<stem>:<k>`. The parse is
+    `parsed_file`'s, kept per file version: a file read again unchanged (by the validation,
+    the training mazes, the evaluation sets, the base model) is parsed once; an edited one
+    is parsed again.
+
+    Args:
+        path: the layout file, named as given in messages.
+        routes: the exact number of simple start-goal paths required of a maze whose block
+            declares none (`maze.routes`).
+
+    Returns:
+        One entry per maze block of the file, in order: the `Maze`, or the `LayoutError`
+        that rejects it (an unreadable file: one error).
+    """
     try:
         stat = path.stat()
     except OSError as e:
         return [LayoutError(str(path), 0, 0, f"cannot read: {e}")]
-    key, stamp = (path, path.resolve(), routes), (stat.st_mtime_ns, stat.st_size)
-    if key not in _PARSED or _PARSED[key][0] != stamp:
-        _PARSED[key] = (stamp, parse_file(path, routes))
-    return list(_PARSED[key][1])
+    return list(parsed_file(path, path.resolve(), routes, (stat.st_mtime_ns, stat.st_size)))
+
+
+@functools.lru_cache(maxsize=PARSED_FILES)
+def parsed_file(
+    path: Path, resolved: Path, routes: int, version: tuple[int, int]
+) -> tuple[Maze | LayoutError, ...]:
+    """`parse_file(path, routes)` of one version of a file, a pure function of its arguments
+    and so kept by `functools.lru_cache` (the `PARSED_FILES` latest; `parsed_file.cache_info()`
+    counts the reads it saved): the same file unchanged is the same call, an edited file
+    (another `version`) or the same name from another folder (another `resolved`) another.
+
+    Args:
+        path: the layout file, named as given in messages.
+        resolved: the absolute file (`path.resolve()`).
+        routes: as in `parse_file`.
+        version: `(st_mtime_ns, st_size)` of the file: its modification time in nanoseconds
+            and its size in bytes.
+
+    Returns:
+        `parse_file`'s entries, the same objects for every caller of one version.
+    """
+    return parse_file(path, routes)
 
 
 def parse_file(path: Path, routes: int) -> tuple[Maze | LayoutError, ...]:
-    """One layout file's mazes, each parsed or its rejection (`read_file` caches it).
+    """One layout file's mazes, each parsed or its rejection (`parsed_file` keeps it).
 
     Args:
         path: the layout file, named as given in messages.

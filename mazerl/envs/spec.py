@@ -209,8 +209,10 @@ def variant(
     spec: MazeSpec, size_delta: int = 0, generator: str | None = None, start_goal: str | None = None
 ) -> MazeSpec:
     """`spec` larger by `size_delta` cells a side, or from another generator or placement (an
-    evaluation set's variant). A layout's variant is generated mazes at the cell size of the
-    layout's grid (`lattice_cells`); a `ConfigError` when no generator makes that grid."""
+    evaluation set's variant): `spec` itself with those fields changed, every other field
+    (`routes`, `route_lengths`, any new one) carried over. A layout's variant is generated
+    mazes at the cell size of the layout's grid (`lattice_cells`); a `ConfigError` when no
+    generator makes that grid."""
     if not (size_delta or generator or start_goal):
         return spec
     if spec.layout is not None:
@@ -224,23 +226,25 @@ def variant(
         h, w = cells
     else:
         h, w = spec.cells
-    return MazeSpec(
+    return replace(
+        spec,
+        layout=None,
         height=h + size_delta,
         width=w + size_delta,
         generator=generator or spec.generator,
         start_goal=start_goal or spec.start_goal,
-        routes=spec.routes,
-        route_lengths=spec.route_lengths,
     )
 
 
 def eval_set_spec(spec: MazeSpec, set_cfg) -> MazeSpec | None:
-    """The mazes of an evaluation set config in a run on `spec`: its own `layout` collection,
-    else the training mazes with the set's variants (`variant`); None when the set varies a
-    layout run's generator (size_delta, generator, start_goal) but no generator makes the
-    layout's grid: such a set is skipped."""
+    """The mazes of an evaluation set config in a run on `spec`, the one way to get them (the
+    validation and `build_sets`, which `mazerl-eval` and the LM export use): the run's spec
+    with the set's changes, its own `layout` collection, else the training mazes with the
+    set's variants (`variant`); None when the set varies a layout run's generator
+    (size_delta, generator, start_goal) but no generator makes the layout's grid: such a set
+    is skipped."""
     if set_cfg.layout is not None:
-        return MazeSpec(layout=set_cfg.layout, routes=spec.routes)
+        return replace(spec, layout=set_cfg.layout)
     varies = bool(set_cfg.size_delta or set_cfg.generator or set_cfg.start_goal)
     if varies and spec.layout is not None and lattice_cells(spec.grid_shape) is None:
         return None

@@ -25,66 +25,86 @@ def headline_ks(n: int) -> list[int]:
     return sorted({k for k in HEADLINE_KS if k <= n} | {n})
 
 
-def _any(names) -> str:
-    return "(" + "|".join(re.escape(str(x)) for x in names) + ")"
-
-
 def _multiline(*patterns: str) -> list:
     return ["Multiline", list(patterns)]
 
 
-def train_layout(sets: list[str], n: int, exact_ks, routes: bool = False) -> dict:
+def _tags(*tags: str) -> list:
+    """A Multiline chart of exactly these tags, each matched whole."""
+    return _multiline(*(rf"^{re.escape(t)}$" for t in dict.fromkeys(tags)))
+
+
+def _chart(*metrics: Metric) -> list:
+    """A Multiline chart of exactly these metrics' TensorBoard tags (`Metric.tag`)."""
+    return _tags(*(m.tag for m in metrics))
+
+
+def train_layout(sets: list[str], n: int, ks, exact_ks, routes: bool = False) -> dict:
     """`SummaryWriter.add_custom_scalars` layout of a maze run: `{category: {title: chart}}`,
-    categories in display order. Tags are regular expressions (TensorBoard's Multiline).
+    categories in display order. Tags are regular expressions (TensorBoard's Multiline);
+    an evaluation chart's are its metrics' tags (`Metric.tag`, `Metric.base_tag`), each
+    matched whole.
 
     The headline has one chart per metric, so a sweep opened together shows one line per
     run: per set the exact pass@1 and the exact pass@k at the largest headline k (pass@n),
     then the training reward, zero-advantage fraction and focal weight. The sampled values
-    and the other k follow in a category of their own, equally one metric per chart."""
-    ks = headline_ks(n)
-    exact = [k for k in ks if k in exact_ks]
+    and the other k follow in a category of their own, equally one metric per chart.
+
+    Args:
+        sets: the evaluation sets' names.
+        n: samples per maze of the evaluation.
+        ks: the k of the sampled pass@k written (`passk.sampled_ks`).
+        exact_ks: the k of the exact pass@k written.
+        routes: braid mazes: the route-mass charts too.
+
+    Returns:
+        The layout.
+    """
+    shown = headline_ks(n)
+    exact = [k for k in shown if k in exact_ks]
     top = [k for k in (1, max(exact, default=1)) if k in exact]  # exact pass@1 and pass@n
-    s_any = _any(sets)
-
-    def chart(metric: Metric) -> list:
-        return _multiline(rf"^{re.escape(metric.tag)}$")
-
     headline = {
-        f"{s}: exact pass@{k}": chart(Metric("exact_pass", s, k)) for s in sets for k in top
+        f"{s}: exact pass@{k}": _chart(Metric("exact_pass", s, k)) for s in sets for k in top
     }
     headline |= {
         "train: reward": _multiline(r"^train/reward_mean$"),
         "train: fraction of zero-advantage groups": _multiline(r"^train/frac_zero_adv_groups$"),
         "train: mean focal weight": _multiline(r"^train/focal_weight_mean$"),
     }
-    below = {f"{s}: pass@{k} (sampled)": chart(Metric("pass", s, k)) for s in sets for k in ks}
+    below = {f"{s}: pass@{k} (sampled)": _chart(Metric("pass", s, k)) for s in sets for k in shown}
     below |= {
-        f"{s}: exact pass@{k}": chart(Metric("exact_pass", s, k))
+        f"{s}: exact pass@{k}": _chart(Metric("exact_pass", s, k))
         for s in sets
         for k in exact
         if k not in top
     }
+    ends = [Metric("pass", s, k) for s in sets for k in (1, max(shown))]
+    passk = [("pass", k) for k in ks] + [("exact_pass", k) for k in exact_ks]
     layout = {
         "headline": headline,
         "headline: sampled pass@k and other k": below,
         "pass@1 and pass@n against the base model": {
-            s: _multiline(rf"^eval(_base)?/{re.escape(s)}/pass@{_any((1, max(ks)))}$") for s in sets
+            s: _tags(*(t for m in ends if m.set == s for t in (m.tag, m.base_tag))) for s in sets
         },
         "pass@k against the base model (difference)": {
-            s: _multiline(rf"^eval_vs_base/{re.escape(s)}/delta_(exact_)?pass@\d+$") for s in sets
+            s: _chart(*(Metric(family, s, k).delta() for family, k in passk)) for s in sets
         },
         "rare and common mazes (base success < 0.1 or not)": {
-            s: _multiline(rf"^eval/{re.escape(s)}/success_on_(rare|common)$") for s in sets
+            s: _chart(Metric("success_on_rare", s), Metric("success_on_common", s)) for s in sets
         },
-        "pass@k, every k": {s: _multiline(rf"^eval/{re.escape(s)}/pass@\d+$") for s in sets},
+        "pass@k, every k": {s: _chart(*(Metric("pass", s, k) for k in ks)) for s in sets},
         "ends of training episodes": {"train: how episodes ended": _multiline(r"^train/end_")},
     }
     if routes:
+        route = [Metric(family, s, source="routes") for s in sets
+                 for family in ("rare_mass", "common_mass")]  # fmt: skip
         layout["routes and tail misses"] = {
             "train: tail miss, measured and closed form": _multiline(r"^routes/tail_miss_"),
             "train: rare and success mass": _multiline(r"^routes/train_(rare|success)_mass$"),
-            "eval: rare and common route mass": _multiline(rf"^routes/{s_any}/(rare|common)_mass$"),
-            "eval: forgotten routes per maze": _multiline(rf"^routes/{s_any}/forgotten$"),
+            "eval: rare and common route mass": _chart(*route),
+            "eval: forgotten routes per maze": _chart(
+                *(Metric("forgotten", s, source="routes") for s in sets)
+            ),
         }
     return layout
 

@@ -29,7 +29,7 @@ from mazerl.envs.render import render_behaviour
 from mazerl.envs.spec import MazeSpec, eval_set_spec
 from mazerl.eval.metric_names import Metric
 from mazerl.eval.metrics import METRICS
-from mazerl.eval.passk import default_ks, exact_pass_at_k, pass_at_k, standard_error
+from mazerl.eval.passk import exact_pass_at_k, pass_at_k, sampled_ks, standard_error
 from mazerl.policy.base import SequencePolicy
 from mazerl.policy.tokens import encode
 from mazerl.rollout import action_logp, generate, teacher_forced
@@ -219,12 +219,12 @@ def exact_route_masses(
 
 def sampled_metrics(correct: np.ndarray, n: int, ks) -> dict[Metric, float]:
     """Sampled metrics of `correct[m]` successes in n samples of each maze m, by `Metric`
-    (named within the set): `pass@k` and its standard error over mazes for every k of `ks` up
-    to n (None: `default_ks(n)`), then every registered metric
+    (named within the set): `pass@k` and its standard error over mazes for every k of
+    `sampled_ks(ks, n)` (`ks` up to n; None: `default_ks(n)`), then every registered metric
     (`mazerl.eval.metrics.METRICS`: `success_rate`, `coverage` (the share of mazes solved at
     least once), ...)."""
     out: dict = {}
-    for k in [k for k in (ks or default_ks(n)) if k <= n]:
+    for k in sampled_ks(ks, n):
         per_maze = pass_at_k(np.full(len(correct), n), correct, k)
         metric = Metric("pass", k=k)
         out[metric] = float(per_maze.mean())

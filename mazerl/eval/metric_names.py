@@ -7,7 +7,8 @@ without k: `success_rate`, `coverage`, ...), the standard error of each as `<nam
 change against the base model as `eval/<set>/delta_<family>@<k>_vs_base`, and on braid mazes
 `routes/<set>/<family>`; the categorical simulation writes `<family>` alone. `Metric.parse`
 is the one place that reads such a name; a `Metric` writes it: `key` within an evaluation
-set's result, `name` in `metrics.json`, `tag` and `base_tag` in TensorBoard.
+set's result, `name` in `metrics.json`, `tag` and `base_tag` in TensorBoard; `set_values`
+reads a set's saved values back as metrics of that set.
 
 `FAMILIES` declares each family: exact or sampled, which k a summary's tables show, whether
 they show it at all. A family it does not declare is shown with every k written, so a new
@@ -255,3 +256,23 @@ class Metric:
             The metric at `k`.
         """
         return replace(self, k=k)
+
+
+def set_values(saved: dict, set: str, source: str = "eval") -> dict[Metric, float]:
+    """The metrics of one evaluation set's saved result (its entry of `eval/step_*.json`).
+
+    Args:
+        saved: the set's entry, each value under its `Metric.key` (`pass@1`, `pass@1_se`).
+        set: the set's name.
+        source: `eval`, or `routes` for route metrics.
+
+    Returns:
+        `{Metric: value}` of its real-number entries whose key is a metric name, each metric
+        of `set` and `source`; the rest (`per_maze`, `mazes`, booleans) left out.
+    """
+    out = {}
+    for key, v in saved.items():
+        metric = Metric.parse(key)
+        if metric is not None and isinstance(v, int | float) and not isinstance(v, bool):
+            out[replace(metric, set=set, source=source)] = float(v)
+    return out

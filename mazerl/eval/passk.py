@@ -78,3 +78,16 @@ def default_ks(n: int) -> list[int]:
     """
     ks = [1 << i for i in range(n.bit_length()) if (1 << i) <= n]
     return ks if ks[-1] == n else [*ks, n]
+
+
+def sampled_ks(ks, n: int) -> list[int]:
+    """The k of the sampled pass@k an evaluation writes.
+
+    Args:
+        ks: the configured k (`eval.ks`); empty or None: `default_ks(n)`.
+        n: samples per prompt, >= 1.
+
+    Returns:
+        Those of them up to n, in order.
+    """
+    return [k for k in (ks or default_ks(n)) if k <= n]

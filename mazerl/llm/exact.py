@@ -28,6 +28,7 @@ special tokens (the `maxrl` prompt carries its own `<bos>`, a chat template its 
 """
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +39,7 @@ from mazerl.core.errors import UserError
 from mazerl.core.files import write_json_atomic
 from mazerl.core.provenance import code_identity
 from mazerl.envs.maze import Maze
-from mazerl.eval.evaluate import EvalSet, mazes_hash, sampled_metrics
+from mazerl.eval.evaluate import EvalSet, SetResult, mazes_hash, sampled_metrics
 from mazerl.eval.metric_names import Metric
 from mazerl.eval.passk import exact_pass_at_k, standard_error
 from mazerl.llm.text import answer_prefix
@@ -233,6 +234,32 @@ def until_eos(ids: list[int], eos: int | None) -> list[int]:
     return ids[: ids.index(eos)] if eos is not None and eos in ids else ids
 
 
+@dataclass
+class LmSetResult(SetResult):
+    """One set's result of a causal LM's evaluation: a `SetResult` (values keyed by `Metric`,
+    named within the set; `per_maze`) and what its figures cover.
+
+    Attributes:
+        mazes: `{"sampled": M_s, "exact": M_e}`, the number of mazes each kind of figure
+            covers (`exact` 0 where revisits are allowed).
+        max_new_tokens: the sampled answers' length limit, in tokens (`answer_limit`).
+    """
+
+    mazes: dict[str, int] = field(default_factory=dict)
+    max_new_tokens: int = 0
+
+    def to_json(self) -> dict:
+        """The result as `eval/step_0000000.json` holds it.
+
+        Returns:
+            Each value under its `Metric.key` (`pass@1`, `exact_pass@1_se`), then `mazes`,
+            `max_new_tokens` and `per_maze`.
+        """
+        values = {m.key: v for m, v in self.values.items()}
+        covered = {"mazes": self.mazes, "max_new_tokens": self.max_new_tokens}
+        return values | covered | {"per_maze": self.per_maze}
+
+
 def evaluate_set(
     model,
     tokenizer,
@@ -249,15 +276,20 @@ def evaluate_set(
     batch_size: int = 64,
     batch_rollouts: int = 512,
     progress: bool = False,
-) -> dict:
-    """Metrics of one set under the keys of `mazerl.eval.evaluate.evaluate_set` (`pass@k`,
-    `exact_pass@k` and their `_se`, `success_rate`, `coverage`, `per_maze`), plus
-    `noncanonical_success_rate` (and `_se`): the estimate of the exact values' tokenization
-    gap; `mazes`: `{sampled, exact}`, the number of mazes each kind of figure covers; and
-    `max_new_tokens`: the sampled answers' length limit (`answer_limit`). `prompts`: each
-    maze's prompt text. Exact values cover every maze (none with `allow_revisits`: many
-    sequences succeed); sampled ones the first `sampled_mazes` (None: all). `progress`: a
-    progress bar per pass, labelled with the set's name."""
+) -> "LmSetResult":
+    """Metrics of one set, keyed by `Metric` as `mazerl.eval.evaluate.evaluate_set` keys its
+    own (`Metric("pass", k=k)`, `Metric("exact_pass", k=k)` and their `se()`,
+    `success_rate`, `coverage`), plus `noncanonical_success_rate` (and its `se()`): the
+    estimate of the exact values' tokenization gap. `prompts`: each maze's prompt text. Exact
+    values cover every maze (none with `allow_revisits`: many sequences succeed); sampled ones
+    the first `sampled_mazes` (None: all). `progress`: a progress bar per pass, labelled with
+    the set's name.
+
+    Returns:
+        The set's `LmSetResult`: the values, `per_maze` (`successes`, `n`, `exact_p`,
+        `mazes_hash`), the mazes each kind of figure covers and the sampled answers' length
+        limit.
+    """
     mazes = eval_set.mazes
     sampled = mazes[: sampled_mazes or len(mazes)]
 
@@ -282,38 +314,34 @@ def evaluate_set(
         limit,
         desc=label(f"sampled (n={n})"),
     )
-    out = {m.key: v for m, v in sampled_metrics(correct, n, ks).items()}
-    out["mazes"] = {"sampled": len(sampled), "exact": 0 if allow_revisits else len(mazes)}
-    out["max_new_tokens"] = limit
+    values = sampled_metrics(correct, n, ks)
     gap = Metric("noncanonical_success_rate")
-    out[gap.key] = float((noncanonical / n).mean())
-    out[gap.se().key] = standard_error(noncanonical / n)
+    values[gap] = float((noncanonical / n).mean())
+    values[gap.se()] = standard_error(noncanonical / n)
     per: dict = {"successes": correct.tolist(), "n": n, "exact_p": None}
     per["mazes_hash"] = mazes_hash(mazes)
     if not allow_revisits:
         for k in exact_ks:
             per_maze = exact_pass_at_k(p, k)
             metric = Metric("exact_pass", k=k)
-            out[metric.key] = float(per_maze.mean())
-            out[metric.se().key] = standard_error(per_maze)
+            values[metric] = float(per_maze.mean())
+            values[metric.se()] = standard_error(per_maze)
         per["exact_p"] = p.tolist()
-    out["per_maze"] = per
-    return out
+    covered = {"sampled": len(sampled), "exact": 0 if allow_revisits else len(mazes)}
+    return LmSetResult(values, per, mazes=covered, max_new_tokens=limit)
 
 
-def write_run(out: Path, results: dict[str, dict], about: dict, overrides: list[str]) -> None:
+def write_run(
+    out: Path, results: dict[str, LmSetResult], about: dict, overrides: list[str]
+) -> None:
     """Write an evaluation as a mazerl run folder that `mazerl-summarize` reads: `metrics.json`
-    (`final`: `eval/<set>/<metric>` scalars; `about`: the model, format, settings; `code`:
-    this code's version and commit, `code_identity`),
-    `eval/step_0000000.json` (per-maze values) and `.hydra/overrides.yaml` (the `key=value`
-    items that name this run in a summary's groups, e.g. `model=base`)."""
-    final = {
-        Metric.on_set(k, name).name: v
-        for name, metrics in results.items()
-        for k, v in metrics.items()
-        if isinstance(v, float)
-    }
-    write_json_atomic(results, out / "eval" / "step_0000000.json")
+    (`final`: every set's values under their `Metric.name`, `eval/<set>/<metric>`; `about`:
+    the model, format, settings; `code`: this code's version and commit, `code_identity`),
+    `eval/step_0000000.json` (each set's `LmSetResult.to_json`) and `.hydra/overrides.yaml`
+    (the `key=value` items that name this run in a summary's groups, e.g. `model=base`)."""
+    final = {m.name: v for name, r in results.items() for m, v in r.on_set(name).items()}
+    saved = {name: r.to_json() for name, r in results.items()}
+    write_json_atomic(saved, out / "eval" / "step_0000000.json")
     (out / ".hydra").mkdir(parents=True, exist_ok=True)
     (out / ".hydra" / "overrides.yaml").write_text("".join(f"- {o}\n" for o in overrides))
     metrics = {"final": final, "about": about, "code": dict(code_identity())}

@@ -40,6 +40,7 @@ from mazerl.eval.dashboard import (
 )
 from mazerl.eval.evaluate import excluded_keys
 from mazerl.eval.metric_names import Metric
+from mazerl.eval.passk import sampled_ks
 from mazerl.eval.runner import (
     BaseEvaluation,
     cached_sets,
@@ -203,7 +204,9 @@ def _open_events(run: Run) -> SummaryWriter:
     if run.resumed is None:  # new events: from scratch, or a fork's first launch
         writer.add_text("config", f"```yaml\n{OmegaConf.to_yaml(cfg)}\n```")
         names = [s.name for s in run.sets]
-        layout = train_layout(names, cfg.eval.n, cfg.eval.exact_ks, run.task.braid)
+        e = cfg.eval  # the sampled k written at the final and the intermediate evaluations
+        ks = sorted(set(sampled_ks(e.ks, e.n)) | set(sampled_ks(e.ks, e.n_during)))
+        layout = train_layout(names, e.n, ks, e.exact_ks, run.task.braid)
         writer.add_custom_scalars(layout)
         results = run.base_eval.results
         log_eval(writer, results, results, 0, cfg.eval.images)
