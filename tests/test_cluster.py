@@ -203,6 +203,24 @@ def test_unfinished_jobs_names_failed_and_unstarted_jobs(tmp_path):
     ]
 
 
+def test_launched_jobs_are_the_jobs_hydras_basic_sweeper_expands(tmp_path):
+    # the oracle: the sweeper Hydra itself runs (private; mazerl uses the public parser)
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    params = {"seed": "0,1,2", "cell": "n32,n8"}
+    task = ["experiment=leaderboard", "algo=grpo,maxrl", "seed=range(3,5)", "focal.gamma=0"]
+    hydra = {"sweeper": {"params": params}, "overrides": {"task": task}}
+    (tmp_path / "multirun.yaml").write_text(yaml.safe_dump({"hydra": hydra}, sort_keys=False))
+    given = [f"{k}={v}" for k, v in params.items()] + task
+    (expected,) = BasicSweeper.split_arguments(
+        OverridesParser.create().parse_overrides(given), None
+    )
+    jobs = launched_jobs(tmp_path)
+    assert jobs == expected and len(jobs) == 2 * 2 * 2  # seed given twice: the later, first place
+    assert jobs[0] == ["seed=3", "cell=n32", "experiment=leaderboard", "algo=grpo", "focal.gamma=0"]
+
+
 def test_resources_no_node_has_are_named_before_any_job_waits():
     from mazerl.apps.launchers import check_resources
     from mazerl.core.errors import UserError

@@ -1,6 +1,7 @@
 """The sweep folders a summary reads, checked before anything heavy loads (`mazerl-summarize`
 calls `check_folders` before it imports pandas, scipy and matplotlib)."""
 
+import itertools
 from pathlib import Path
 
 import yaml
@@ -32,10 +33,11 @@ def check_folders(folders: tuple[Path, ...], out: Path | None, step: int | None)
 
 
 def launched_jobs(sweep: Path) -> list[list[str]]:
-    """The jobs of the sweep's last launch, each as its overrides (`key=value`), as Hydra's
-    sweeper expanded them from its `multirun.yaml` (the preset's `hydra.sweeper.params`, then
-    the command line's overrides); empty without a `multirun.yaml`."""
-    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    """The jobs of the sweep's last launch, each as its overrides (`key=value`), expanded from
+    its `multirun.yaml` (the preset's `hydra.sweeper.params`, then the command line's
+    overrides) as Hydra's basic sweeper does: a key given twice takes its later value in its
+    first place, and the jobs are the product of the keys' values in that order; empty
+    without a `multirun.yaml`."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
     path = Path(sweep) / "multirun.yaml"
@@ -44,8 +46,14 @@ def launched_jobs(sweep: Path) -> list[list[str]]:
     hydra = (yaml.safe_load(path.read_text()) or {}).get("hydra", {})
     params = (hydra.get("sweeper") or {}).get("params") or {}
     given = [f"{k}={v}" for k, v in params.items()] + list(hydra["overrides"]["task"])
-    overrides = OverridesParser.create().parse_overrides(given)
-    return [job for batch in BasicSweeper.split_arguments(overrides, None) for job in batch]
+    values: dict[str, list[str]] = {}  # key -> its `key=value` of each job
+    for override in OverridesParser.create().parse_overrides(given):
+        key = override.get_key_element()
+        if override.is_sweep_override():
+            values[key] = [f"{key}={v}" for v in override.sweep_string_iterator()]
+        else:
+            values[key] = [f"{key}={override.get_value_element_as_str()}"]
+    return [list(job) for job in itertools.product(*values.values())]
 
 
 def unfinished_jobs(sweep: Path) -> list[str]:
