@@ -157,7 +157,7 @@ def test_a_study_yaml_names_sections_and_bad_entries_are_one_line(tmp_path):
     for entry, why in (
         ("../mine.py:nothing", "../mine.py has no function nothing"),
         ("../absent.py:f", "no file"),
-        ("no_colon", "is not 'file.py:function' or 'module:function'"),
+        ("no_colon", "is not 'file.py:NAME' or 'module:NAME'"),
         ("no_such_module_x:f", "cannot import no_such_module_x"),
     ):
         (sweep / "study.yaml").write_text(f"sections:\n  - {entry}\n")
@@ -166,6 +166,9 @@ def test_a_study_yaml_names_sections_and_bad_entries_are_one_line(tmp_path):
         assert str(sweep / "study.yaml") in str(e.value) and "\n" not in str(e.value)
     (sweep / "study.yaml").write_text("pairing: ../mine.py:nothing\n")  # a pairing, the same way
     with pytest.raises(UserError, match=r"pairing '\.\./mine\.py:nothing': .* has no nothing"):
+        summarize(sweep)
+    (sweep / "study.yaml").write_text("pairing: ../mine.py:runs_seen\n")  # a function
+    with pytest.raises(UserError, match=r"pairing '\.\./mine\.py:runs_seen' is a function, not a"):
         summarize(sweep)
     (sweep / "study.yaml").write_text("section:\n  - ../mine.py:runs_seen\n")  # a typo
     known = r"unknown key 'section' \(known: claims, sections, pairing\)"

@@ -81,7 +81,7 @@ def load_section(entry: str, folder: Path, where: str = STUDY_FILE, what: str = 
     cannot be found."""
     target, _, function = str(entry).rpartition(":")
     if not target or not function:
-        raise UserError(f"{where}: {what} {entry!r} is not 'file.py:function' or 'module:function'")
+        raise UserError(f"{where}: {what} {entry!r} is not 'file.py:NAME' or 'module:NAME'")
     if target.endswith(".py"):
         path = folder / target
         if not path.is_file():
@@ -142,6 +142,12 @@ def study_pairing(folders: tuple[Path, ...]):
     for folder in folders:
         entry = study_spec(folder).get("pairing")
         if entry is not None:
+            from mazerl.analysis.leaderboard import Pairing
+
             path = Path(folder) / STUDY_FILE
-            return load_section(str(entry), path.parent, str(path), "pairing")
+            found = load_section(str(entry), path.parent, str(path), "pairing")
+            if not isinstance(found, Pairing):
+                kind = type(found).__name__
+                raise UserError(f"{path}: pairing {entry!r} is a {kind}, not a Pairing")
+            return found
     return None

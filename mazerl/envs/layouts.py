@@ -28,7 +28,7 @@ from mazerl.envs.maze import Maze, simple_paths
 WALL, OPEN, START, GOAL = "#", ".", "S", "G"
 MAX_SIDE = 129
 MAX_ROUTES = 8
-PARSED_FILES = 64  # file versions whose parse `parsed_file` keeps
+PARSED_FILES = 4096  # file versions whose parse `parsed_file` keeps (a large collection once)
 ROUTES_HEADER = re.compile(r"routes:\s*(\S*)\s*$")
 
 

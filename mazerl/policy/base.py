@@ -87,7 +87,7 @@ class SequencePolicy(nn.Module):
 
         Returns:
             The state of those rows; None where a policy cannot (then every row keeps
-            running).
+            running, one policy row per row): a policy answers every call or none.
         """
         return None
 
