@@ -32,7 +32,6 @@ from pathlib import Path
 
 import numpy as np
 
-from mazerl.algos import on_policy_loss  # every loss registered
 from mazerl.analysis.convergence import difference_slope, group_slope, settled
 from mazerl.analysis.figures import (
     Output,
@@ -321,7 +320,10 @@ def _crossed(pairs: list[tuple[Run, Run]], placement: Placement) -> list[str]:
 
 def on_ratio(run: Run) -> bool:
     """The run's loss acts through the ratio only: at one update per batch it is another
-    loss (its declaration, `on_policy_loss`; Clip-Cov and KL-Cov: GRPO's clip)."""
+    loss (its declaration, `on_policy_loss`; Clip-Cov and KL-Cov: GRPO's clip). Reads the
+    losses' registry (torch loads here, not when the analysis is imported)."""
+    from mazerl.algos import on_policy_loss  # every loss registered
+
     loss = run.method.loss
     return loss is not None and on_policy_loss(loss) != loss
 
