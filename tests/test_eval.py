@@ -127,6 +127,12 @@ def test_a_saved_evaluation_reads_back_as_metrics_of_its_sets():
     saved = {"pass@1": 0.5, "pass@1_se": 0.125, "per_maze": {"n": 4}, "mazes": {"exact": 2}}
     pass1 = Metric("pass", "id", 1)
     assert set_values(saved | {"flag": True}, "id") == {pass1: 0.5, pass1.se(): 0.125}
+    # a language model's set also says its answers' length limit: a fact, not a metric
+    assert set_values(saved | {"max_new_tokens": 64}, "id") == {pass1: 0.5, pass1.se(): 0.125}
+    assert SetResult.from_json(saved | {"max_new_tokens": 64}).on_set("id") == {
+        pass1: 0.5,
+        pass1.se(): 0.125,
+    }
     assert set_values({"rare_mass": 0.25}, "ood", "routes") == {
         Metric("rare_mass", "ood", source="routes"): 0.25
     }
@@ -222,8 +228,8 @@ def test_evaluation_sets_are_built_once_per_config(tmp_path):
     assert stored.stat().st_size > 1000
 
 
-def test_scalars_keeps_every_real_number_as_a_float_and_nothing_else():
-    from mazerl.eval.evaluate import scalars
+def test_is_scalar_takes_every_real_number_and_nothing_else():
+    from mazerl.eval.evaluate import is_scalar
 
     metrics = {
         "int": 3,
@@ -241,17 +247,15 @@ def test_scalars_keeps_every_real_number_as_a_float_and_nothing_else():
         "list": [1.0],
         "per_maze": {"successes": [1, 2]},
     }
-    kept = scalars(metrics)
-    assert kept == {
-        "int": 3.0,
-        "float": 0.75,
-        "np_float32": 0.25,
-        "np_int64": 7.0,
-        "tensor_0d": 0.5,
-        "long_tensor_0d": 4.0,
-        "array_0d": 2.5,
+    assert {k for k, v in metrics.items() if is_scalar(v)} == {
+        "int",
+        "float",
+        "np_float32",
+        "np_int64",
+        "tensor_0d",
+        "long_tensor_0d",
+        "array_0d",
     }
-    assert all(type(v) is float for v in kept.values())
 
 
 def test_a_metric_returned_by_evaluate_set_reaches_tensorboard_metrics_json_and_the_sweep(

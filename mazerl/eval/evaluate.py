@@ -27,7 +27,7 @@ from mazerl.core.streams import STREAM_EVAL
 from mazerl.envs.maze import EVENTS, Maze
 from mazerl.envs.render import render_behaviour
 from mazerl.envs.spec import MazeSpec, eval_set_spec
-from mazerl.eval.metric_names import Metric
+from mazerl.eval.metric_names import Metric, set_values
 from mazerl.eval.metrics import METRICS
 from mazerl.eval.passk import exact_pass_at_k, pass_at_k, sampled_ks, standard_error
 from mazerl.policy.base import SequencePolicy
@@ -94,12 +94,10 @@ class SetResult:
             saved: a set's entry of a saved evaluation.
 
         Returns:
-            The result: its scalar entries (`scalars`) by the metric each key names within
-            the set (`Metric.on_set(key, "")`, as `evaluate_set` names them), and its
-            `per_maze` values.
+            The result: its metrics (`set_values`, on no set yet, as `evaluate_set` names
+            them), and its `per_maze` values.
         """
-        values = {Metric.on_set(k, ""): v for k, v in scalars(saved).items()}
-        return cls(values, saved.get("per_maze", {}))
+        return cls(set_values(saved, ""), saved.get("per_maze", {}))
 
 
 def _set_maze(spec: MazeSpec, seed: int, name: str, i: int) -> Maze:
@@ -402,15 +400,3 @@ def is_scalar(value) -> bool:
         is_complex = kind.is_complex if isinstance(kind, torch.dtype) else kind.kind == "c"
         return value.ndim == 0 and not is_bool and not is_complex
     return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
-
-
-def scalars(metrics: dict) -> dict[str, float]:
-    """What of a set's saved result (`SetResult.to_json`, read back) is a metric's value.
-
-    Args:
-        metrics: a set's saved result.
-
-    Returns:
-        Its scalar entries (`is_scalar`), as floats.
-    """
-    return {k: float(v) for k, v in metrics.items() if is_scalar(v)}

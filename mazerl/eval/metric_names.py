@@ -258,21 +258,27 @@ class Metric:
         return replace(self, k=k)
 
 
+# a saved set's entries that describe what its figures cover, not a measure: `per_maze`, and a
+# language model's `mazes` (`{"sampled": M_s, "exact": M_e}`) and `max_new_tokens`
+SET_FACTS = frozenset({"per_maze", "mazes", "max_new_tokens"})
+
+
 def set_values(saved: dict, set: str, source: str = "eval") -> dict[Metric, float]:
-    """The metrics of one evaluation set's saved result (its entry of `eval/step_*.json`).
+    """The metrics of one evaluation set's saved result (its entry of `eval/step_*.json`); the
+    one reader of a saved set (`SetResult.from_json` reads through it).
 
     Args:
         saved: the set's entry, each value under its `Metric.key` (`pass@1`, `pass@1_se`).
-        set: the set's name.
+        set: the set's name ("" for a result not yet on a set).
         source: `eval`, or `routes` for route metrics.
 
     Returns:
         `{Metric: value}` of its real-number entries whose key is a metric name, each metric
-        of `set` and `source`; the rest (`per_maze`, `mazes`, booleans) left out.
+        of `set` and `source`; `SET_FACTS` and booleans left out.
     """
     out = {}
     for key, v in saved.items():
-        metric = Metric.parse(key)
+        metric = None if key in SET_FACTS else Metric.parse(key)
         if metric is not None and isinstance(v, int | float) and not isinstance(v, bool):
             out[replace(metric, set=set, source=source)] = float(v)
     return out
