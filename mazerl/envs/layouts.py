@@ -196,13 +196,11 @@ def read_file(path: Path, routes: int = 1) -> list[Maze | LayoutError]:
     is parsed again.
 
     Args:
-        path: the layout file, named as given in messages.
-        routes: the exact number of simple start-goal paths required of a maze whose block
-            declares none (`maze.routes`).
+        path: as in `parse_file`.
+        routes: as in `parse_file`.
 
     Returns:
-        One entry per maze block of the file, in order: the `Maze`, or the `LayoutError`
-        that rejects it (an unreadable file: one error).
+        `parse_file`'s entries, as a list.
     """
     try:
         stat = path.stat()
