@@ -14,6 +14,22 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 ROOT = Path(__file__).resolve().parents[1]
 # a tiny, fast configuration (smoke preset) for CLI tests
 FAST = ["experiment=smoke", "logger.progress=lines", "threads=1"]
+# the smallest whole training job, for tests that train in-process: 3x3 cells, a one-layer GRU
+# of width 8, one iteration of 2 mazes x 2, no base training, 3 evaluation mazes at 2 samples
+TINY = [
+    "maze.size=3",
+    "policy.hidden=8",
+    "policy.encoder_layers=1",
+    "train.iterations=1",
+    "train.num_prompts=2",
+    "train.group_size=2",
+    "base.steps=0",
+    "base.target_pass1=null",
+    "eval.sets=[{name: id, num_mazes: 3}]",
+    "eval.n=2",
+    "eval.exact_ks=[1]",
+    "threads=1",
+]
 
 
 def options(group: str) -> list[str]:

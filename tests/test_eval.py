@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 import torch
-from conftest import ROOT
+from conftest import ROOT, TINY
 
 from mazerl.envs.maze import replay
 from mazerl.envs.spec import MazeSpec, sample_mazes
@@ -283,22 +283,12 @@ def test_a_metric_returned_by_evaluate_set_reaches_tensorboard_metrics_json_and_
     monkeypatch.setattr(evaluate, "sampled_metrics", with_maze_count)
     register_configs()
     tiny = [
-        "maze.size=3",
-        "policy.hidden=8",
-        "policy.encoder_layers=1",
-        "train.iterations=1",
-        "train.num_prompts=2",
-        "train.group_size=2",
-        "base.steps=0",
-        "base.target_pass1=null",
+        *TINY,
         f"base.cache_dir={tmp_path / 'cache'}",
         "eval.sets=[{name: id, num_mazes: 3}, {name: big, size_delta: 1, num_mazes: 5}]",
-        "eval.n=2",
         "eval.n_during=2",
-        "eval.exact_ks=[1]",
         "eval.images=0",
         "logger.progress=off",
-        "threads=1",
     ]
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose("config", overrides=tiny)

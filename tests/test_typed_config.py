@@ -6,6 +6,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from conftest import TINY
 from hydra import compose, initialize_config_dir
 
 from mazerl.algos import AlgoConfig, FocalConfig
@@ -20,24 +21,6 @@ from mazerl.train import loop
 from mazerl.train.collect import TrainingMazes
 from mazerl.train.config import Config, TrainConfig
 from mazerl.train.step import TrainStep
-
-TINY = [
-    "maze.size=3",
-    "maze.allow_revisits=true",
-    "policy.hidden=8",
-    "policy.encoder_layers=1",
-    "train.iterations=1",
-    "train.num_prompts=2",
-    "train.group_size=2",
-    "base.steps=0",
-    "base.target_pass1=null",
-    "eval.sets=[{name: id, num_mazes: 3}]",
-    "eval.n=2",
-    "eval.exact_ks=[1]",
-    "eval.images=0",
-    "logger.progress=off",
-    "threads=1",
-]
 
 
 def config(*overrides: str) -> Config:
@@ -64,7 +47,7 @@ class Stop(Exception):
 def test_the_loop_gives_the_step_the_typed_sections_themselves(tmp_path, monkeypatch):
     """The step of a run holds the run's own `train`, `algo` and `focal` objects (not copies
     rebuilt from a dict) and the maze rule of the run's task."""
-    cfg = config(*TINY, f"base.cache_dir={tmp_path / 'cache'}")
+    cfg = config(*TINY, "maze.allow_revisits=true", f"base.cache_dir={tmp_path / 'cache'}")
     made = []
     real = TrainStep.of
 
