@@ -1,14 +1,15 @@
 """Rewrite the write-ups' generated claims blocks from their committed claims.csv (the blocks
 between `<!-- claims:start FORMAT SELECT... -->` and `<!-- claims:end -->`,
-`mazerl.analysis.claims.fill_blocks`), and README's findings rows (between
-`<!-- findings:start -->` and `<!-- findings:end -->`, where README has them) from the decisive
-study's claims.csv, and the worked examples of docs/concepts/verdicts.md (`EXAMPLES`: blocks
-that name claims of several studies as `study/claim-id`), and each write-up's run counts
-(between `<!-- runs:start SWEEP_DIR -->` and `<!-- runs:end -->`: how many of the runs its launch
-asked for have finished, `mazerl.analysis.runs.progress_lines`) and its copies of a summary's
-section (between `<!-- summary:start SUMMARY_MD HEADING -->` and `<!-- summary:end -->`: the
-`## HEADING...` section of that summary.md, empty while it has none); tests/test_claims.py
-fails while they differ.
+`mazerl.analysis.claims.fill_blocks`), and README's findings (between
+`<!-- findings:start STUDY -->` and `<!-- findings:end -->`, one block per study of
+`FINDINGS_TABLES`) from that study's claims.csv, and the worked examples of
+docs/concepts/verdicts.md (`EXAMPLES`: blocks that name claims of several studies as
+`study/claim-id`), and each write-up's run counts (between `<!-- runs:start SWEEP_DIR -->` and
+`<!-- runs:end -->`: how many of the runs its launch asked for have finished,
+`mazerl.analysis.runs.progress_lines`) and its copies of a summary's section (between
+`<!-- summary:start SUMMARY_MD HEADING -->` and `<!-- summary:end -->`: the `## HEADING...`
+section of that summary.md, empty while it has none); tests/test_claims.py fails while they
+differ.
 
     python experiments/fill_claims.py              # every write-up of WRITE_UPS, EXAMPLES, README
     python experiments/fill_claims.py docs/results/decisive.md experiments/runs/decisive/claims.csv
@@ -16,6 +17,7 @@ fails while they differ.
 
 import argparse
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from mazerl.analysis.claims import (
@@ -25,7 +27,7 @@ from mazerl.analysis.claims import (
     settings_lines,
     signed,
 )
-from mazerl.analysis.runs import progress_lines
+from mazerl.analysis.runs import find_runs, launched_runs, progress_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = Path("experiments") / "runs"
@@ -45,7 +47,6 @@ EXAMPLES = {  # a page -> the claims.csv files its blocks name claims of, as `st
     ),
 }
 README = Path("README.md")
-FINDINGS_CSV = RUNS / "decisive" / "claims.csv"
 FINDINGS_LINK = "docs/results/decisive.md#the-papers-claims"
 # README's findings: (the paper's claim, whose table it is where no reference is in claims.csv,
 # the N = 32 cell's claims, the N = 8 cell's claims); a cell's claim is (id, what it is, or "")
@@ -58,7 +59,20 @@ FINDINGS = (
     ("Pass@k Training > GRPO", "MaxRL's table", [("n32-passk-grpo", "")],
      [("n8-passk-grpo", "")]),
 )  # fmt: skip
-FINDINGS_BLOCK = re.compile(r"(<!-- findings:start -->\n)(.*?)(<!-- findings:end -->)", re.S)
+# the leaderboard_rare study's findings: its methods (name in claims.yaml, claim-id part) and,
+# in each cell, the claims shown (claim-id suffix: against GRPO at pass@1 and @256, MaxRL at @1)
+RARE_LINK = "docs/results/leaderboard-rare.md#the-claims"
+RARE_METHODS = (
+    ("SELF", "self"),
+    ("Differential Smoothing", "diffsmooth"),
+    ("Unlikeliness reward", "unlikely"),
+)
+RARE_TESTS = ("grpo", "grpo-at256", "maxrl")
+SENSE = {"greater": ">", "less": "<"}
+FINDINGS_BLOCK = re.compile(
+    r"(<!-- findings:start (?P<study>\w+) -->\n)(.*?)(<!-- findings:end -->)", re.S
+)
+DECLARED = re.compile(r"Declared \*\*(?P<when>[a-z ]+)\*\*")
 SUMMARY_BLOCK = re.compile(
     r"(<!-- summary:start (?P<path>\S+) (?P<heading>[^>]*?) -->\n)(.*?)(<!-- summary:end -->)", re.S
 )
@@ -100,11 +114,81 @@ def findings_rows(rows: list[dict[str, str]]) -> list[str]:
     return lines + settings_lines(shown)
 
 
-def fill_findings(text: str, rows: list[dict[str, str]]) -> str:
-    """`text` with the rows between `<!-- findings:start -->` and `<!-- findings:end -->`
-    rewritten by `findings_rows`; unchanged where it has no such markers."""
-    body = "\n".join(findings_rows(rows)) + "\n"
-    return FINDINGS_BLOCK.sub(lambda m: m.group(1) + body + m.group(3), text)
+def rare_cell(row: dict[str, str]) -> str:
+    """One claim in a leaderboard_rare findings cell: what it expects (`pass@1 > GRPO`), its
+    direction and its numbers (a minus b, points)."""
+    claim = f"pass@{row['k']} {SENSE.get(row['expect'], row['expect'])} {row['b']}"
+    if not row["estimate"]:
+        return f"{claim}: **{row['direction']}**"
+    numbers = f"{signed(row['estimate'])} {interval(row['lo'], row['hi'])}"
+    return f"{claim}: **{row['direction']}**, {numbers}"
+
+
+def rare_findings_rows(
+    rows: list[dict[str, str]], finished: int, launched: int | None, declared: str
+) -> list[str]:
+    """README's findings of the leaderboard_rare study from its claims.csv `rows`: while fewer
+    than the `launched` runs have `finished`, one line saying how many (the interim verdicts
+    stay on the study's page); then a table, a row per method of `RARE_METHODS`, each cell
+    its `RARE_TESTS` claims at that N. `declared`: claims.md's computed "before the runs"
+    (or "after", "during", "" where not computed)."""
+    when = f"claims declared {declared or 'n/a'}"
+    if launched is None or finished < launched:
+        of = f"{finished} of {launched}" if launched else f"{finished}"
+        return [
+            f"[SELF, Differential Smoothing and the unlikeliness reward]({RARE_LINK}) against the "
+            f"decisive study's GRPO and MaxRL ({when}): {of} runs finished; the verdicts are "
+            "given here when all are in."
+        ]
+    by_id = {r["claim"]: r for r in rows}
+    head = f"vs the decisive study's runs ({when}): exact ID, a - b in points, [95% CI]"
+    lines = [f"| {head} | at N = 32 | at N = 8 |", "|---|---|---|"]
+    for name, key in RARE_METHODS:
+        cells = ["; ".join(rare_cell(by_id[f"{n}-{key}-{t}"]) for t in RARE_TESTS)
+                 for n in ("n32", "n8")]  # fmt: skip
+        lines.append(f"| [{name}]({RARE_LINK}) | {cells[0]}. | {cells[1]}. |")
+    return lines
+
+
+def declared_when(claims_md: Path) -> str:
+    """What the claims.md at `claims_md` computed for its claims: "before the runs", "after
+    the runs", "during the runs"; "" where it says none (or is not there)."""
+    found = DECLARED.search(claims_md.read_text()) if claims_md.is_file() else None
+    return found["when"] if found else ""
+
+
+def decisive_findings(sweep: Path) -> list[str]:
+    return findings_rows(read_claims_csv(sweep / "claims.csv"))
+
+
+def rare_findings(sweep: Path) -> list[str]:
+    finished = sum(r.finished for r in find_runs(sweep))
+    rows = read_claims_csv(sweep / "claims.csv")
+    return rare_findings_rows(
+        rows, finished, launched_runs(sweep), declared_when(sweep / "claims.md")
+    )
+
+
+# README's findings tables: a study (its folder under experiments/runs) -> its lines
+FINDINGS_TABLES = {"decisive": decisive_findings, "leaderboard_rare": rare_findings}
+
+
+def findings_of(study: str) -> list[str]:
+    """README's findings lines of `study` (`FINDINGS_TABLES`), from its committed files."""
+    if study not in FINDINGS_TABLES:
+        raise SystemExit(f"error: README: no findings table for study {study!r} "
+                         f"(known: {', '.join(FINDINGS_TABLES)})")  # fmt: skip
+    return FINDINGS_TABLES[study](ROOT / RUNS / study)
+
+
+def fill_findings(text: str, lines_of: Callable[[str], list[str]] = findings_of) -> str:
+    """`text` with each block `<!-- findings:start STUDY -->` ... `<!-- findings:end -->`
+    rewritten by `lines_of(STUDY)`; unchanged where it has no such markers."""
+
+    def render(m: re.Match) -> str:
+        return m.group(1) + "\n".join(lines_of(m["study"])) + "\n" + m.group(4)
+
+    return FINDINGS_BLOCK.sub(render, text)
 
 
 def fill_runs(text: str) -> str:
@@ -174,7 +258,7 @@ def main() -> None:
         rewrite(ROOT / doc, fill_blocks(text, qualified_rows(paths)), text)
     if args.doc is None and (ROOT / README).is_file():
         text = (ROOT / README).read_text()
-        rewrite(ROOT / README, fill_findings(text, read_claims_csv(ROOT / FINDINGS_CSV)), text)
+        rewrite(ROOT / README, fill_findings(text), text)
 
 
 if __name__ == "__main__":

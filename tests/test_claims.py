@@ -822,20 +822,58 @@ def test_findings_rows_carry_the_decisive_claims_verdicts_and_numbers():
 
 def test_fill_findings_rewrites_only_between_its_markers():
     rows = committed()
-    stale = "intro\n<!-- findings:start -->\n| old | Refuted |\n<!-- findings:end -->\nrest\n"
-    out = FILL.fill_findings(stale, rows)
+    stale = (
+        "intro\n<!-- findings:start decisive -->\n| old | Refuted |\n<!-- findings:end -->\n"
+        "mid\n<!-- findings:start other -->\nold\n<!-- findings:end -->\nrest\n"
+    )
+    studies = []
+
+    def lines_of(study: str) -> list[str]:
+        studies.append(study)
+        return FILL.findings_rows(rows) if study == "decisive" else ["new"]
+
+    out = FILL.fill_findings(stale, lines_of)
+    assert studies == ["decisive", "other"]
     assert "Refuted" not in out and out.startswith("intro\n") and out.endswith("rest\n")
-    assert out == stale.replace("| old | Refuted |\n", "\n".join(FILL.findings_rows(rows)) + "\n")
-    assert FILL.fill_findings("no markers\n", rows) == "no markers\n"
+    decisive = "\n".join(FILL.findings_rows(rows)) + "\n"
+    assert out == stale.replace("| old | Refuted |\n", decisive).replace("\nold\n", "\nnew\n")
+    assert FILL.fill_findings("no markers\n", lines_of) == "no markers\n"
+    with pytest.raises(SystemExit, match="no findings table for study 'other'"):
+        FILL.fill_findings(stale)
 
 
-def test_readme_s_findings_match_the_decisive_claims_where_it_has_them():
+def test_rare_findings_wait_for_every_run_then_give_each_claim_with_its_sense():
+    """The leaderboard_rare block: while runs are missing one line says how many; with all in,
+    a row per method, each cell its three claims (the sense each expects, its direction and
+    numbers) at that N, read from claims.csv."""
+    rows = read_claims_csv(RUNS / "leaderboard_rare" / "claims.csv")
+    (waiting,) = FILL.rare_findings_rows(rows, 15, 78, "before the runs")
+    assert "(claims declared before the runs): 15 of 78 runs finished;" in waiting
+    fake = [
+        r | {"direction": "contradicted", "estimate": "-2.3", "lo": "-4.5", "hi": "-0.1"}
+        if r["claim"] == "n8-unlikely-grpo-at256"
+        else r
+        for r in rows
+    ]
+    lines = FILL.rare_findings_rows(fake, 78, 78, "")
+    assert "(claims declared n/a)" in lines[0]
+    table = [line for line in lines if line.startswith("| [")]
+    assert [line.split("]")[0] for line in table] == [
+        "| [SELF",
+        "| [Differential Smoothing",
+        "| [Unlikeliness reward",
+    ]
+    unlikely_n8 = table[2].split(" | ")[2]
+    assert unlikely_n8.startswith("pass@1 < GRPO: **")  # its claim expects less at pass@1
+    assert "pass@256 > GRPO: **contradicted**, -2.3 [-4.5, -0.1]" in unlikely_n8
+
+
+def test_readme_s_findings_match_the_studies_claims():
     text = (ROOT / FILL.README).read_text()
-    if "<!-- findings:start -->" not in text:
-        pytest.skip("README has no findings markers on this branch")
-    assert FILL.fill_findings(text, committed()) == text, (
-        "README's findings differ from experiments/runs/decisive/claims.csv: "
-        "python experiments/fill_claims.py"
+    assert "<!-- findings:start decisive -->" in text
+    assert "<!-- findings:start leaderboard_rare -->" in text
+    assert FILL.fill_findings(text) == text, (
+        "README's findings differ from the studies' claims.csv: python experiments/fill_claims.py"
     )
 
 
