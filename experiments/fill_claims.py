@@ -23,6 +23,7 @@ from pathlib import Path
 from mazerl.analysis.claims import (
     fill_blocks,
     interval,
+    metric_label,
     read_claims_csv,
     settings_lines,
     signed,
@@ -70,7 +71,9 @@ RARE_METHODS = (
 RARE_TESTS = ("grpo", "grpo-at256", "maxrl")
 SENSE = {"greater": ">", "less": "<"}
 FINDINGS_BLOCK = re.compile(
-    r"(<!-- findings:start (?P<study>\w+) -->\n)(.*?)(<!-- findings:end -->)", re.S
+    r"(<!-- findings:start (?P<study>[\w-]+) -->\n)((?:(?!<!-- findings:).)*?)"
+    r"(<!-- findings:end -->)",
+    re.S,
 )
 DECLARED = re.compile(r"Declared \*\*(?P<when>[a-z ]+)\*\*")
 SUMMARY_BLOCK = re.compile(
@@ -127,12 +130,17 @@ def rare_cell(row: dict[str, str]) -> str:
 def rare_findings_rows(
     rows: list[dict[str, str]], finished: int, launched: int | None, declared: str
 ) -> list[str]:
-    """README's findings of the leaderboard_rare study from its claims.csv `rows`: while fewer
-    than the `launched` runs have `finished`, one line saying how many (the interim verdicts
-    stay on the study's page); then a table, a row per method of `RARE_METHODS`, each cell
-    its `RARE_TESTS` claims at that N. `declared`: claims.md's computed "before the runs"
-    (or "after", "during", "" where not computed)."""
-    when = f"claims declared {declared or 'n/a'}"
+    """README's findings of the leaderboard_rare study from its claims.csv `rows` (read only
+    once every run is in): while fewer than the `launched` runs have `finished`, one line
+    saying how many (the interim verdicts stay on the study's page); then a table, a row per
+    method of `RARE_METHODS`, each cell its `RARE_TESTS` claims at that N. `declared`:
+    claims.md's computed "before the runs" ("after the runs", "during the runs"; "" where
+    claims.md says neither).
+
+    Raises:
+        SystemExit: a claim the table shows is not in `rows` (one line naming each).
+    """
+    when = f"claims declared {declared}" if declared else "claims.md does not date the claims"
     if launched is None or finished < launched:
         of = f"{finished} of {launched}" if launched else f"{finished}"
         return [
@@ -141,7 +149,16 @@ def rare_findings_rows(
             "given here when all are in."
         ]
     by_id = {r["claim"]: r for r in rows}
-    head = f"vs the decisive study's runs ({when}): exact ID, a - b in points, [95% CI]"
+    ids = [f"{n}-{key}-{t}" for _, key in RARE_METHODS for n in ("n32", "n8") for t in RARE_TESTS]
+    missing = [c for c in ids if c not in by_id]
+    if missing:
+        raise SystemExit(f"error: {RUNS / 'leaderboard_rare' / 'claims.csv'} lacks the claims "
+                         f"README's table shows: {', '.join(missing)}")  # fmt: skip
+    shown = [by_id[c] for c in ids]
+    measure = ", ".join(sorted({metric_label(r).rsplit(" ", 1)[0] for r in shown}))
+    units = ", ".join(sorted({r["units"] for r in shown}))
+    head = (f"leaderboard_rare ({units}; {when}): {measure}, a - b in points, [95% CI]; "
+            "magnitudes on its page")  # fmt: skip
     lines = [f"| {head} | at N = 32 | at N = 8 |", "|---|---|---|"]
     for name, key in RARE_METHODS:
         cells = ["; ".join(rare_cell(by_id[f"{n}-{key}-{t}"]) for t in RARE_TESTS)
@@ -158,15 +175,21 @@ def declared_when(claims_md: Path) -> str:
 
 
 def decisive_findings(sweep: Path) -> list[str]:
+    """README's findings of the decisive study (`findings_rows`) from its folder `sweep`."""
     return findings_rows(read_claims_csv(sweep / "claims.csv"))
 
 
 def rare_findings(sweep: Path) -> list[str]:
-    finished = sum(r.finished for r in find_runs(sweep))
-    rows = read_claims_csv(sweep / "claims.csv")
-    return rare_findings_rows(
-        rows, finished, launched_runs(sweep), declared_when(sweep / "claims.md")
-    )
+    """README's findings of the leaderboard_rare study (`rare_findings_rows`) from its folder
+    `sweep`: its finished runs, those its launch asked for, and, once all are in, its
+    claims.csv (a missing one: one error line)."""
+    finished, launched = sum(r.finished for r in find_runs(sweep)), launched_runs(sweep)
+    rows = []
+    if launched is not None and finished >= launched:
+        if not (sweep / "claims.csv").is_file():
+            raise SystemExit(f"error: {sweep / 'claims.csv'}: not written yet (mazerl-summarize)")
+        rows = read_claims_csv(sweep / "claims.csv")
+    return rare_findings_rows(rows, finished, launched, declared_when(sweep / "claims.md"))
 
 
 # README's findings tables: a study (its folder under experiments/runs) -> its lines

@@ -14,9 +14,10 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 ROOT = Path(__file__).resolve().parents[1]
 # a tiny, fast configuration (smoke preset) for CLI tests
 FAST = ["experiment=smoke", "logger.progress=lines", "threads=1"]
-# the smallest whole training job, for tests that train in-process: 3x3 cells, a one-layer GRU
-# of width 8, one iteration of 2 mazes x 2, no base training, 3 evaluation mazes at 2 samples
-TINY = [
+# the smallest whole training job, for tests that train in-process: 3x3 cells, a GRU of width 8
+# over a one-layer encoder, one iteration of 2 mazes x 2, no base training, 3 evaluation mazes
+# at 2 samples
+TINY_JOB = [
     "maze.size=3",
     "policy.hidden=8",
     "policy.encoder_layers=1",

@@ -856,7 +856,8 @@ def test_rare_findings_wait_for_every_run_then_give_each_claim_with_its_sense():
         for r in rows
     ]
     lines = FILL.rare_findings_rows(fake, 78, 78, "")
-    assert "(claims declared n/a)" in lines[0]
+    assert lines[0].startswith("| leaderboard_rare (")
+    assert "claims.md does not date the claims): exact id, a - b in points" in lines[0]
     table = [line for line in lines if line.startswith("| [")]
     assert [line.split("]")[0] for line in table] == [
         "| [SELF",
@@ -866,6 +867,9 @@ def test_rare_findings_wait_for_every_run_then_give_each_claim_with_its_sense():
     unlikely_n8 = table[2].split(" | ")[2]
     assert unlikely_n8.startswith("pass@1 < GRPO: **")  # its claim expects less at pass@1
     assert "pass@256 > GRPO: **contradicted**, -2.3 [-4.5, -0.1]" in unlikely_n8
+    dropped = [r for r in rows if r["claim"] not in ("n8-self-maxrl", "n32-unlikely-grpo")]
+    with pytest.raises(SystemExit, match=r"lacks the claims .*: n8-self-maxrl, n32-unlikely-grpo$"):
+        FILL.rare_findings_rows(dropped, 78, 78, "")
 
 
 def test_readme_s_findings_match_the_studies_claims():

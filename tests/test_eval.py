@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 import torch
-from conftest import ROOT, TINY
+from conftest import ROOT, TINY_JOB
 
 from mazerl.envs.maze import replay
 from mazerl.envs.spec import MazeSpec, sample_mazes
@@ -283,7 +283,7 @@ def test_a_metric_returned_by_evaluate_set_reaches_tensorboard_metrics_json_and_
     monkeypatch.setattr(evaluate, "sampled_metrics", with_maze_count)
     register_configs()
     tiny = [
-        *TINY,
+        *TINY_JOB,
         f"base.cache_dir={tmp_path / 'cache'}",
         "eval.sets=[{name: id, num_mazes: 3}, {name: big, size_delta: 1, num_mazes: 5}]",
         "eval.n_during=2",

@@ -548,6 +548,7 @@ def test_an_lm_evaluation_is_keyed_by_metric_and_written_under_the_names_on_disk
     import json
 
     from mazerl.apps.llm import figures
+    from mazerl.eval.evaluate import SetResult
     from mazerl.eval.metric_names import Metric
     from mazerl.llm.exact import LmSetResult, write_run
 
@@ -581,6 +582,10 @@ def test_an_lm_evaluation_is_keyed_by_metric_and_written_under_the_names_on_disk
             "per_maze": per,
         }
     }
+    # read back, the set's metrics are metrics.json's (its facts, `mazes` and the length
+    # limit, are none)
+    back = SetResult.from_json(saved["id"]).on_set("id")
+    assert {m.name: v for m, v in back.items()} == final
     assert (
         figures(result, 4)
         == "sampled (2 mazes, n 4): pass@1 0.500; exact (5 mazes): exact_pass@4 0.750"

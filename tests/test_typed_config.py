@@ -6,7 +6,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import TINY
+from conftest import TINY_JOB
 from hydra import compose, initialize_config_dir
 
 from mazerl.algos import AlgoConfig, FocalConfig
@@ -47,7 +47,7 @@ class Stop(Exception):
 def test_the_loop_gives_the_step_the_typed_sections_themselves(tmp_path, monkeypatch):
     """The step of a run holds the run's own `train`, `algo` and `focal` objects (not copies
     rebuilt from a dict) and the maze rule of the run's task."""
-    cfg = config(*TINY, "maze.allow_revisits=true", f"base.cache_dir={tmp_path / 'cache'}")
+    cfg = config(*TINY_JOB, "maze.allow_revisits=true", f"base.cache_dir={tmp_path / 'cache'}")
     made = []
     real = TrainStep.of
 

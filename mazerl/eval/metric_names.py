@@ -264,8 +264,8 @@ SET_FACTS = frozenset({"per_maze", "mazes", "max_new_tokens"})
 
 
 def set_values(saved: dict, set: str, source: str = "eval") -> dict[Metric, float]:
-    """The metrics of one evaluation set's saved result (its entry of `eval/step_*.json`); the
-    one reader of a saved set (`SetResult.from_json` reads through it).
+    """The metrics of one evaluation set's saved result (its entry of `eval/step_*.json`);
+    `SetResult.from_json` and the analysis read a saved set's metrics through it.
 
     Args:
         saved: the set's entry, each value under its `Metric.key` (`pass@1`, `pass@1_se`).
