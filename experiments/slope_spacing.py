@@ -1,8 +1,8 @@
-"""Does the slope rule read the same with fewer evaluations? Each verdict of the convergence
-rule (`mazerl.analysis.convergence`: per group, and per paired difference with the two groups
-it compares) on the ID set, read at every step from `--start` to the runs' end, from all of a
-sweep's evaluations and from only those at multiples of `--every` steps. Prints one line per
-read step and group that changes its verdict, then the count that agree.
+"""Does the still-moving screen read the same with fewer evaluations? Each reading of the
+screen (`mazerl.analysis.convergence.still_moving`: per group, and per paired difference with
+the two groups it compares) on the ID set, read at every step from `--start` to the runs' end,
+from all of a sweep's evaluations and from only those at multiples of `--every` steps. Prints
+one line per read step and group that changes its reading, then the count that agree.
 
     python experiments/slope_spacing.py experiments/runs/maze_long --every 1000
 """
@@ -12,7 +12,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from mazerl.analysis.convergence import convergence, entry_settled, settled
+from mazerl.analysis.convergence import convergence, entry_moving, still_moving
 from mazerl.analysis.runs import at_step, evaluations, find_runs
 from mazerl.analysis.tables import aggregate, paired_comparisons
 
@@ -36,8 +36,9 @@ def _link(src, dst) -> None:
     Path(dst).symlink_to(Path(src).resolve())
 
 
-def verdicts(sweep: Path, step: int) -> dict[str, str]:
-    """`{group or "group - reference": yes / no / n/a}` of the rule on the ID set at `step`."""
+def readings(sweep: Path, step: int) -> dict[str, str]:
+    """`{group or "group - reference": yes / no / n/a}`: whether it is still moving on the ID
+    set at `step`."""
     runs = [at_step(r, step) for r in find_runs(sweep)]
     cols, rows = aggregate(runs)
     if not rows:
@@ -45,11 +46,11 @@ def verdicts(sweep: Path, step: int) -> dict[str, str]:
     paired = paired_comparisons(runs, cols)
     trends = convergence(runs, cols, paired)
     out = {
-        label: settled(s for c, s in slopes.items() if c.set == "id")
+        label: still_moving(s for c, s in slopes.items() if c.set == "id")
         for label, slopes in trends["groups"].items()
     }
     for i, e in enumerate(paired):
-        out[f"{e['group']} - {e['reference']}"] = entry_settled(trends, i, e, "id")
+        out[f"{e['group']} - {e['reference']}"] = entry_moving(trends, i, e, "id")
     return out
 
 
@@ -66,13 +67,13 @@ def main() -> None:
         thin = thinned_copy(args.sweep, args.every, Path(tmp) / "thin")
         agree = total = 0
         for step in range(args.start, min(ends) + 1, args.every):
-            full, few = verdicts(args.sweep, step), verdicts(thin, step)
+            full, few = readings(args.sweep, step), readings(thin, step)
             for label, v in full.items():
                 total += 1
                 agree += v == few[label]
                 if v != few[label]:
                     print(f"step {step:,}: {label}: {v} (all) -> {few[label]} (thinned)")
-    print(f"{agree} of {total} verdicts agree (steps {args.start:,}-{min(ends):,})")
+    print(f"{agree} of {total} readings agree (steps {args.start:,}-{min(ends):,})")
 
 
 if __name__ == "__main__":

@@ -72,11 +72,11 @@ def test_leaderboard_rows_and_paired_differences_by_hand(tmp_path):
     half = 100 * T2 * 0.1 / math.sqrt(3)
     assert maxrl[6] == f"+20.0 [{20 - half:+.1f}, {20 + half:+.1f}]"
     assert maxrl[8].startswith(f"pass@1: no gain shown: < {20 + half:+.1f}; pass@256: ")
-    assert maxrl[9] == "yes |"  # flat over training, as GRPO and their difference
+    assert maxrl[9] == "no |"  # not still moving: flat, as GRPO and their difference
     pkpo = line(rows, "| 8 | PKPO")
     assert pkpo[6] == "+5.0 [+5.0, +5.0]" and pkpo[8].startswith("pass@1: gain +5.0 to +5.0")
-    assert pkpo[9] == "no |"  # still rising 1e-5 per step: 1 point per 1,000 steps
-    assert line(rows, "| 8 | GRPO")[6:10] == ["reference", "reference", "", "yes |"]
+    assert pkpo[9] == "yes |"  # still moving: rising 1e-5 per step, 1 point per 1,000 steps
+    assert line(rows, "| 8 | GRPO")[6:10] == ["reference", "reference", "", "no |"]
     base = line(rows, "| 8 | base model")
     assert base[2:4] == ["3", "20.0"]  # one base model per seed: (10 + 20 + 30) / 3
     assert "4 intervals in this table" in table.split("### Leaderboard, id")[1]
@@ -86,7 +86,9 @@ def test_leaderboard_rows_and_paired_differences_by_hand(tmp_path):
     assert float(row["mean"]) == pytest.approx(0.5) and row["seeds"] == "3"
     assert float(row["diff_vs_grpo"]) == pytest.approx(0.2)
     assert float(row["diff_hi"]) == pytest.approx(0.2 + T2 * 0.1 / math.sqrt(3))
-    assert (row["paired_seeds"], row["mazes"], row["converged"]) == ("3", "2", "yes")
+    assert (row["paired_seeds"], row["mazes"], row["still_moving"]) == ("3", "2", "no")
+    assert by_key[("PKPO", "eval/id/exact_pass@256")]["still_moving"] == "yes"  # per set
+    assert by_key[("base model", "eval/id/exact_pass@1")]["still_moving"] == ""  # no slope screen
 
 
 def test_focal_variants_are_compared_with_grpo_at_gamma_0(tmp_path):

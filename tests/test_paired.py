@@ -403,15 +403,17 @@ def test_convergence_slopes_by_hand(tmp_path):
     assert "the last 3 here" in section  # the last third of 4 evaluations, at least 3
     # 1e-5 per step = +1.0 point per 1,000 steps, no residual: a zero-width interval; moving
     row = next(line for line in section.splitlines() if line.startswith("| focal.gamma=0 |"))
-    assert row.split(" | ")[1] == "+1.0 [+1.0, +1.0] *" and row.endswith("| no |")
+    assert row.split(" | ")[1] == "+1.0 [+1.0, +1.0] *" and row.endswith("| yes |")
     row = next(line for line in section.splitlines() if line.startswith("| focal.gamma=0.5 |"))
     assert row.split(" | ")[1] == "+0.1 [+0.1, +0.1]"  # below 0.5 points: flat
+    assert row.endswith("| no |")  # every slope measured, none still moving
     # the paired difference rises 1e-6 - 1e-5 per step: -0.9 points per 1,000 steps, moving
     row = next(line for line in section.splitlines() if "| focal.gamma=0 | " in line[2:])
     assert row.split(" | ")[2] == "-0.9 [-0.9, -0.9] *"
     paired = table.split("## Paired differences")[1].split("## Convergence")[0]
     row = next(line for line in paired.splitlines() if line.startswith("| focal.gamma=0.5 |"))
-    assert row.endswith("| no |")  # GRPO is still moving: not called converged
+    assert row.endswith("| yes |")  # GRPO (and the difference) still moving
+    assert "| still moving |" in paired and "converged" not in table  # the verdict's word
 
 
 def test_beside_the_paper_pools_group_sizes(tmp_path):

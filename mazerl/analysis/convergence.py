@@ -1,16 +1,17 @@
-"""Convergence as a measured property: the slope of each group's exact pass@1 and pass@256
+"""Still moving as a measured property: the slope of each group's exact pass@1 and pass@256
 (and of each paired difference) over the last third of its evaluations.
 
 A group is *still moving* on a metric when the 95% interval of the slope excludes zero and
 the slope exceeds `MOVING_SLOPE` (0.5 points per 1,000 steps) in size; a result (a group, or
-a paired difference and the two groups it compares) is called converged only where none of
-them is still moving.
+a paired difference and the two groups it compares) is flagged still moving where any of
+them is. This screen declares no margin and gives no verdict: the word `converged` belongs
+to the verdict rule (`mazerl.analysis.verdicts.convergence`, a claim's declared margin).
 
-The rule judges the evaluation it is read at, and it is not monotone in that step: the last
-third moves with it, so a comparison may pass at one step, fail at a later one (one method
-still rising) and pass again after that. A "yes" says the result was flat over the last third
-before that step, not that it stays flat after it (docs/concepts/convergence.md has an
-example).
+The screen reads the evaluation it is read at, and it is not monotone in that step: the last
+third moves with it, so a comparison may read "no" at one step, "yes" at a later one (one
+method still rising) and "no" again after that. A "no" says nothing was still moving over the
+last third before that step, not that it stays flat after it (docs/concepts/convergence.md
+has an example).
 """
 
 import math
@@ -78,24 +79,24 @@ def convergence(runs: list[Run], cols: list[Metric], paired: list[dict]) -> dict
     }
 
 
-def settled(slopes: Iterable[Slope | None]) -> str:
-    """`no` when a slope is still moving, `yes` when every slope is measured (has an
+def still_moving(slopes: Iterable[Slope | None]) -> str:
+    """`yes` when a slope is still moving, `no` when every slope is measured (has an
     interval) and none is, `n/a` otherwise (too few evaluations or seeds to tell)."""
     slopes = list(slopes)
     if any(s is not None and s.moving for s in slopes):
-        return "no"
+        return "yes"
     known = bool(slopes) and all(s is not None and math.isfinite(s.lo) for s in slopes)
-    return "yes" if known else "n/a"
+    return "no" if known else "n/a"
 
 
-def entry_settled(trends: dict, index: int, entry: dict, set_name: str) -> str:
-    """Whether a paired difference on `set_name` is converged: both groups it compares and
-    the difference itself (pass@1 and pass@256)."""
+def entry_moving(trends: dict, index: int, entry: dict, set_name: str) -> str:
+    """Whether a paired difference on `set_name` is still moving (`still_moving`): either
+    group it compares or the difference itself (pass@1 and pass@256)."""
     on_set = [c for c in trends["paired"][index] if c.set == set_name]
     slopes = [trends["paired"][index][c] for c in on_set]
     for label in (entry["group"], entry["reference"]):
         slopes += [trends["groups"].get(label, {}).get(c) for c in on_set]
-    return settled(slopes)
+    return still_moving(slopes)
 
 
 def convergence_markdown(trends: dict, paired: list[dict]) -> list[str]:
@@ -112,15 +113,17 @@ def convergence_markdown(trends: dict, paired: list[dict]) -> list[str]:
         "Slope over the last third of the evaluations (the last "
         f"{any_slope.points} here), points per 1,000 steps, with its 95% interval (each seed "
         f"its own level); `*` = still moving: the interval excludes 0 and the slope exceeds "
-        f"{MOVING_SLOPE} points per 1,000 steps. A result is called converged only where no "
-        "group it compares is still moving, at this step: the rule is not monotone in the "
-        "step (a result that passes here can fail when read later).",
+        f"{MOVING_SLOPE} points per 1,000 steps. still moving: yes where a slope of the row "
+        "is still moving, no where every slope is measured and none is, at this step: the "
+        "screen is not monotone in the step (a no here can turn to yes when read later). It "
+        "declares no margin; the verdict word for a flat slope comes only from a claim's "
+        "declared margin (claims.csv).",
         "",
-        *table_head(["group", *heads, "converged"]),
+        *table_head(["group", *heads, "still moving"]),
     ]
     for label, slopes in groups.items():
         cells = [slopes[c].text() if slopes[c] is not None else "n/a" for c in trend]
-        lines.append(f"| {label} | " + " | ".join(cells) + f" | {settled(slopes.values())} |")
+        lines.append(f"| {label} | " + " | ".join(cells) + f" | {still_moving(slopes.values())} |")
     if paired:
         lines += ["", "Paired differences (per-seed difference of the set-level values):", ""]
         lines += table_head(["group", "against", *heads])

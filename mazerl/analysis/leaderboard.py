@@ -1,6 +1,6 @@
 """The methods leaderboard: every method at every group size N with its exact pass@1 /
 pass@256 / pass@2048 on each evaluation set, its paired difference from GRPO (gamma 0, same N,
-seed and maze) with a 95% interval, and whether it has converged; the sharpening-versus-coverage
+seed and maze) with a 95% interval, and whether it is still moving; the sharpening-versus-coverage
 frontier `leaderboard.png`; on braid mazes, the routes each method keeps (a table, and
 `leaderboard_routes.png`: pass@1 against the routes kept). `summarize` adds it to a sweep that
 varies `algo` over `MIN_METHODS` or more values.
@@ -9,7 +9,7 @@ varies `algo` over `MIN_METHODS` or more values.
     from mazerl.analysis.leaderboard import board_rows, measure
     from mazerl.analysis.tables import aggregate
     runs = find_runs(Path("runs/my_methods"))
-    rows = measure(board_rows(runs), aggregate(runs)[0])  # Row.values, .diffs, .converged
+    rows = measure(board_rows(runs), aggregate(runs)[0])  # Row.values, .diffs, .moving
 
 The library holds no study's protocol. A study pairs its runs by another unit than the seed
 through a `Pairing` its `study.yaml` names (`pairing: FILE.py:NAME`; the leaderboard's, by
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mazerl.analysis.convergence import difference_slope, group_slope, settled
+from mazerl.analysis.convergence import difference_slope, group_slope, still_moving
 from mazerl.analysis.figures import (
     Output,
     colours,
@@ -60,7 +60,7 @@ from mazerl.eval.metric_names import Metric
 
 MIN_METHODS = 3  # distinct `algo` values that make a sweep a leaderboard
 BOARD_KS = (1, 256, 2048)  # pass@k columns
-DIFF_KS = (1, 256)  # pass@k compared with GRPO (and judged for convergence)
+DIFF_KS = (1, 256)  # pass@k compared with GRPO (and screened for still moving)
 REFERENCE = ("grpo", 0.0)  # (algo, focal gamma) every method is compared with
 ROUTE_METRICS = (("expected_distinct", DISTINCT_SAMPLES), ("rare_mass", None))  # (family, k)
 METHOD_KEYS = ("algo", "focal.gamma", *N_KEYS, "seed")  # any other swept key splits rows
@@ -84,7 +84,7 @@ class Row:
     model (`kind` "base", `runs` the finished runs at `n`, whose base models it averages).
     Pairs are by seed, or under a `Pairing` by its unit; `crossed` names the pairs whose two
     runs ran on different machines. `measure` fills `values` {column: (mean, seeds)},
-    `diffs` {column: PairedDiff} and `converged` {set: yes/no/n/a}."""
+    `diffs` {column: PairedDiff} and `moving` {set: yes/no/n/a}."""
 
     n: int
     name: str
@@ -96,7 +96,7 @@ class Row:
     pairs: list[tuple[Run, Run]] = field(default_factory=list)
     values: dict[str, tuple[float, int]] = field(default_factory=dict)
     diffs: dict[str, PairedDiff] = field(default_factory=dict)
-    converged: dict[str, str] = field(default_factory=dict)
+    moving: dict[str, str] = field(default_factory=dict)
     crossed: list[str] = field(default_factory=list)
 
 
@@ -384,27 +384,28 @@ def route_matrix(pairs: list[tuple[Run, Run]], col: Metric) -> np.ndarray:
     return np.array([[b.final[col] - a.final[col]] for a, b in pairs])
 
 
-def row_converged(row: Row, cols: list[Metric]) -> str:
-    """The slope rule (`mazerl.analysis.convergence`) on the pass@1 and pass@256 `cols` of one
-    set: GRPO on its own; a method only where it, GRPO and their difference all pass."""
+def row_moving(row: Row, cols: list[Metric]) -> str:
+    """The still-moving screen (`mazerl.analysis.convergence.still_moving`) on the pass@1 and
+    pass@256 `cols` of one set: GRPO on its own; a method where it, GRPO or their difference
+    is still moving."""
     trend = [c for c in cols if c.k in DIFF_KS]
     slopes = [group_slope(row.runs, c) for c in trend]
     if row.kind == "method":
         slopes += [group_slope(row.reference, c) if row.reference else None for c in trend]
         slopes += [difference_slope(row.pairs, c) if row.pairs else None for c in trend]
-    return settled(slopes)
+    return still_moving(slopes)
 
 
 def measure(rows: list[Row], cols: list[Metric]) -> list[Row]:
     """Fill each row's values, paired differences from GRPO (pass@1 and pass@256 per set, and
-    the route metrics) and convergence per set; returns the rows."""
+    the route metrics) and the still-moving screen per set; returns the rows."""
     boards = board_columns(cols)
     routes = route_columns(rows, list(boards))
     for row in rows:
         for s, cs in boards.items():
             row.values |= {c: row_value(row, c) for c in cs if row_value(row, c)[1]}
             if row.kind != "base":
-                row.converged[s] = row_converged(row, cs)
+                row.moving[s] = row_moving(row, cs)
             if row.kind == "method" and row.pairs:
                 compared = [c for c in cs if c.k in DIFF_KS]
                 row.diffs |= {c: paired_difference(paired_matrix(row.pairs, c)) for c in compared}
@@ -484,9 +485,10 @@ def board_markdown(
         f"the base model: the mean over the {units}' base models). Δ: the method minus GRPO "
         f"(γ 0) at the same N, paired by {unit} and evaluation maze, in points, with its 95% "
         f'interval (two-way {unit} x maze decomposition, as in "Paired differences"); reading: '
-        'what the interval says ("< +X": below +X points with 95% confidence). converged: the '
-        "method, GRPO and their difference all pass the slope rule on pass@1 and pass@256 of "
-        f"that set (see Convergence). Sorted by {first} {_metric(rank)} within each N.",
+        'what the interval says ("< +X": below +X points with 95% confidence). still moving: '
+        "yes where the method, GRPO or their difference has a pass@1 or pass@256 slope of that "
+        "set still moving, no where none has (see Convergence). Sorted by "
+        f"{first} {_metric(rank)} within each N.",
         "",
     ]
     if placement is not None:
@@ -503,7 +505,7 @@ def board_markdown(
         lines += [f"### Leaderboard, {s}", ""]
         lines += table_head(
             ["N", "method", units, *(_metric(c) for c in cs)]
-            + [f"Δ{_metric(c)}" for c in compared] + ["reading", "converged"]
+            + [f"Δ{_metric(c)}" for c in compared] + ["reading", "still moving"]
         )  # fmt: skip
         shown = []
         for row in order:
@@ -513,7 +515,7 @@ def board_markdown(
             name = f"{row.name} {CROSS_MARK}" if row.crossed else row.name
             cells = [f"{100 * row.values[c][0]:.1f}" for c in cs]
             cells += [_diff_cell(row, c, 100, 1) for c in compared]
-            cells += [_reading(row, compared, 100, ""), row.converged.get(s, "-")]
+            cells += [_reading(row, compared, 100, ""), row.moving.get(s, "-")]
             lines.append(f"| {row.n} | {name} | {_seeds(row, cs[0])} | " + " | ".join(cells) + " |")
         lines += ["", _count_line(order, compared), ""]
         crossed = any(row.crossed for row in shown)
@@ -565,7 +567,7 @@ def routes_markdown(rows: list[Row], routes: dict[str, list[Metric]]) -> list[st
         "probability of the routes the base model gives under 20% of its success mass, percent. "
         "Δ against GRPO (γ 0) at the same N with 95% intervals: routes paired by seed and maze, "
         "the rare mass by seed only (the base model's per-maze masses that define the rare "
-        "routes are not kept in a run's folder). Convergence: see the tables above.",
+        "routes are not kept in a run's folder). Still moving: see the tables above.",
         "",
     ]
     for s, (distinct, rare) in routes.items():
@@ -694,21 +696,21 @@ def missing_markdown(runs: list[Run], rows: list[Row]) -> list[str]:
 def write_board_csv(path: Path, rows: list[Row]) -> None:
     """One line per N, method and metric (fractions; routes in routes): the seed mean, the
     paired difference from GRPO with its 95% interval (empty where there is none), the
-    convergence of the metric's set, and how many pairs ran on two machines (a pairing's
+    still-moving screen of the metric's set, and how many pairs ran on two machines (a pairing's
     `cross_note`)."""
     with open(path, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["N", "method", "algo", "focal_gamma", "metric", "seeds", "mean", "diff_vs_grpo",
-                    "diff_lo", "diff_hi", "paired_seeds", "mazes", "converged",
+                    "diff_lo", "diff_hi", "paired_seeds", "mazes", "still_moving",
                     "paired_across_cpus"])  # fmt: skip
         for row in rows:
             for col, (mean, seeds) in row.values.items():
                 d = row.diffs.get(col)
                 bounds = _interval(d, 1) or ("", "")
                 paired = [d.mean, *bounds, d.seeds, d.mazes] if d else [""] * 5
-                converged = row.converged.get(col.set, "")
+                moving = row.moving.get(col.set, "")
                 w.writerow([row.n, row.name, row.algo, row.gamma if row.kind != "base" else "",
-                            col, seeds, mean, *paired, converged, len(row.crossed)])  # fmt: skip
+                            col, seeds, mean, *paired, moving, len(row.crossed)])  # fmt: skip
 
 
 @dataclass

@@ -6,7 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from mazerl.analysis.claims import summarize_claims
-from mazerl.analysis.convergence import convergence, convergence_markdown, entry_settled
+from mazerl.analysis.convergence import convergence, convergence_markdown, entry_moving
 from mazerl.analysis.figures import (
     Output,
     lacking_training_data,
@@ -62,7 +62,7 @@ def summarize(*folders: Path, out: Path | None = None, step: int | None = None) 
     for i, e in enumerate(paired):
         sets = {c.set for c in e["diffs"]}
         if not evaluated_only:  # convergence is of training curves
-            e["converged"] = {s: entry_settled(trends, i, e, s) for s in sets}
+            e["moving"] = {s: entry_moving(trends, i, e, s) for s in sets}
     maze = any(c.source == "eval" for c in cols)
     on_board = maze and (placement is not None or varies_methods(runs))
     board = measure(board_rows(runs, placement), cols) if on_board else []
@@ -110,7 +110,7 @@ EVALUATION_ONLY = (
 def evaluation_only(runs: list[Run]) -> bool:
     """Whether every finished run only evaluated a model (`mazerl-llm eval` records
     `about.command = eval` in its metrics.json): its summary then says so and shows nothing
-    of training (no convergence column, no note on training scalars)."""
+    of training (no still-moving column, no note on training scalars)."""
     read = [r for r in runs if r.metrics is not None]
     return bool(read) and all((r.metrics.get("about") or {}).get("command") == "eval" for r in read)
 

@@ -200,8 +200,8 @@ def paired_comparisons(runs: list[Run], cols: list[Metric]) -> list[dict]:
 
 
 def paired_markdown(cols: list[Metric], paired: list[dict]) -> list[str]:
-    """One table per compared key and evaluation set; `converged` per set where the entries
-    carry it (`mazerl.analysis.convergence`)."""
+    """One table per compared key and evaluation set; `still moving` per set where the entries
+    carry it (`moving`, `mazerl.analysis.convergence.entry_moving`)."""
     if not paired:
         return []
     models = {e["key"] for e in paired} == {"model"}  # evaluated models: no training keys
@@ -224,10 +224,10 @@ def paired_markdown(cols: list[Metric], paired: list[dict]) -> list[str]:
         for set_name in sets:
             section = [c for c in headline(cols) if c.set == set_name]
             heads = ["Δ" + c.short for c in section]
-            marked = any("converged" in e for e in entries)
+            marked = any("moving" in e for e in entries)
             lines += [f"### {key}, {set_name}", ""]
             lines += table_head(
-                ["group", "against", "seeds", "mazes", *heads] + ["converged"] * marked
+                ["group", "against", "seeds", "mazes", *heads] + ["still moving"] * marked
             )
             count = 0
             for e in entries:
@@ -236,7 +236,7 @@ def paired_markdown(cols: list[Metric], paired: list[dict]) -> list[str]:
                 if first is None:
                     continue
                 cells = [d.text() if d is not None else "-" for d in diffs]
-                cells += [e["converged"][set_name]] if marked else []
+                cells += [e["moving"][set_name]] if marked else []
                 count += sum(d is not None and math.isfinite(d.se) for d in diffs)
                 lines.append(
                     f"| {e['group']} | {e['reference']} | {first.seeds} | {first.mazes} | "
